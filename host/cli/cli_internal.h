@@ -1,0 +1,19 @@
+// cli_internal.h: the host command implementations shared between the host's CLI files.
+#pragma once
+
+#include <string>
+
+#include "options.h"
+#include "plugin/plugin_index.h"
+
+namespace et::host {
+
+int cmd_list(const PluginIndex& index, bool json, bool verbose);
+int cmd_describe(const PluginIndex& index, const std::string& what);
+int cmd_check_plugins(const PluginIndex& index);
+int cmd_run_app(const PluginIndex& index, const HostOptions& opts);
+int cmd_version();
+// `ethost tokenize ...` (argv without the subcommand word).
+int cmd_tokenize(int argc, const char* const* argv);
+
+}  // namespace et::host

@@ -1,0 +1,42 @@
+// commands.cpp: dispatches the host's command line to a command.
+#include "commands.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "cli_internal.h"
+#include "ethost/error.h"
+#include "ethost/log.h"
+
+namespace et::host {
+
+int run_host(int argc, const char* const* argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
+
+  HostOptions o = parse_options(argc, argv);
+  if (o.log_level) log::set_level(log::parse_level(*o.log_level));
+  else if (const char* env = std::getenv("ET_LOG_LEVEL")) log::set_level(log::parse_level(env));
+  else if (o.verbose) log::set_level(log::Level::debug);
+
+  if (o.help || argc <= 1) {
+    std::cout << usage_text();
+    return argc <= 1 ? kExitUsage : kExitOk;
+  }
+  if (o.version) return cmd_version();
+
+  PluginIndex index;
+  index.scan(make_search_path(o.plugin_dirs, o.no_default_plugins));
+  if (o.verbose) {
+    auto lg = log::get("host");
+    for (auto& f : index.files())
+      if (f->skipped) lg.debug("skipped ", f->path, ": ", f->problem);
+  }
+  if (o.list) return cmd_list(index, o.json, o.verbose);
+  if (!o.describe.empty()) return cmd_describe(index, o.describe);
+  if (o.check_plugins) return cmd_check_plugins(index);
+  if (!o.app.empty()) return cmd_run_app(index, o);
+  throw UsageError("nothing to do", "command line", "give --app <name>, --list, --describe or --help");
+}
+
+}  // namespace et::host

@@ -1,0 +1,140 @@
+// resolve.cpp: config resolution and validation for a run (see resolve.h).
+#include "resolve.h"
+
+#include <algorithm>
+
+#include "ethost/error.h"
+
+namespace et::host {
+namespace {
+
+struct Section {
+  std::string prefix;            // e.g. "model"
+  const ComponentEntry* entry;   // the component selected there
+};
+
+std::string parent_key(const std::string& key) {
+  auto pos = key.rfind('.');
+  return pos == std::string::npos ? std::string() : key.substr(0, pos);
+}
+
+std::string last_segment(const std::string& key) {
+  auto pos = key.rfind('.');
+  return pos == std::string::npos ? key : key.substr(pos + 1);
+}
+
+Config runtime_defaults() {
+  Config c;
+  for (auto& s : runtime_specs())
+    if (!s.default_toml.empty()) c.set_from_text("runtime." + s.key, s.default_toml, "defaults of the host");
+  return c;
+}
+
+}  // namespace
+
+const std::vector<ConfigKeySpec>& runtime_specs() {
+  static const std::vector<ConfigKeySpec> specs = [] {
+    std::vector<ConfigKeySpec> v;
+    ConfigKeySpec threads;
+    threads.key = "threads";
+    threads.type = "int";
+    threads.default_toml = "0";
+    threads.min = 0;
+    threads.doc = "LibTorch intra-op threads (0 = all cores); --threads sets it";
+    v.push_back(threads);
+    ConfigKeySpec level;
+    level.key = "log_level";
+    level.type = "string";
+    level.default_toml = "\"info\"";
+    level.choices = {"trace", "debug", "info", "warn", "error", "off"};
+    level.doc = "console log level; --log-level sets it";
+    v.push_back(level);
+    return v;
+  }();
+  return specs;
+}
+
+Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const ConfigInput& input) {
+  const ComponentDecl& decl = *app.decl;
+  Config user = input.file.empty() ? Config() : Config::from_file(input.file);
+  for (auto& [key, text, source] : input.sets) user.set_from_text(key, text, source);
+
+  Config cfg;
+  cfg.merge_from(decl.defaults);
+  cfg.merge_from(runtime_defaults());
+  cfg.merge_from(user);
+
+  // Components selected by the app's config (keys of type "component"), with their defaults.
+  std::vector<Section> sections;
+  for (auto& s : decl.config) {
+    if (s.type != "component") continue;
+    ConfigView v = cfg.view();
+    if (!v.has(s.key)) continue;
+    std::string name = v.get_string(s.key);
+    Kind kind = *parse_kind(s.component_kind);
+    const ComponentEntry* comp = index.find(kind, name);
+    if (!comp) {
+      try {
+        index.require(kind, name, decl.key());
+      } catch (const PluginError& e) {
+        std::string where = v.where(s.key);
+        throw PluginError(e.bare_what() + " (config key " + s.key + (where.empty() ? "" : " from " + where) + ")",
+                          "", e.hint());
+      }
+    }
+    std::string prefix = parent_key(s.key);
+    if (prefix.empty())
+      throw PluginError(decl.key() + ": component key '" + s.key + "' must be inside a section (e.g. model.name)",
+                        app.file->path);
+    cfg.merge_defaults(comp->decl->defaults, prefix);
+    sections.push_back({prefix, comp});
+  }
+
+  // --user_defined_parameters: bare names resolve to the unique known key with that last segment.
+  for (auto& [k, text] : input.user_params) {
+    std::string key = k;
+    if (k.find('.') == std::string::npos) {
+      std::vector<std::string> matches;
+      for (auto& s : decl.config)
+        if (last_segment(s.key) == k) matches.push_back(s.key);
+      for (auto& sec : sections)
+        for (auto& s : sec.entry->decl->config)
+          if (last_segment(s.key) == k) matches.push_back(sec.prefix + "." + s.key);
+      std::sort(matches.begin(), matches.end());
+      matches.erase(std::unique(matches.begin(), matches.end()), matches.end());
+      if (matches.empty())
+        throw ConfigError("unknown parameter '" + k + "'", "--user_defined_parameters",
+                          "use a key listed by `ethost --describe " + decl.key() + "`, or a full dotted key");
+      if (matches.size() > 1)
+        throw ConfigError("parameter '" + k + "' is ambiguous: " + matches[0] + " or " + matches[1],
+                          "--user_defined_parameters", "use the full dotted key");
+      key = matches[0];
+    }
+    cfg.set_from_text(key, text, "--user_defined_parameters");
+  }
+
+  // Validate: app keys (+ [runtime]) at the top, each component section against its own schema.
+  std::vector<ConfigKeySpec> top = decl.config;
+  for (auto s : runtime_specs()) {
+    s.key = "runtime." + s.key;
+    top.push_back(s);
+  }
+  std::vector<std::string> owned;
+  for (auto& sec : sections) owned.push_back(sec.prefix);
+  validate_config(cfg.view(), top, owned, decl.key());
+  for (auto& sec : sections) {
+    std::vector<ConfigKeySpec> specs = sec.entry->decl->config;
+    for (auto& s : decl.config) {
+      if (s.key.rfind(sec.prefix + ".", 0) == 0) {
+        ConfigKeySpec c = s;
+        c.key = s.key.substr(sec.prefix.size() + 1);
+        specs.push_back(c);
+      }
+    }
+    validate_config(cfg.view(sec.prefix), specs, {},
+                    sec.entry->decl->key() + " (section [" + sec.prefix + "])");
+  }
+  return cfg;
+}
+
+}  // namespace et::host

@@ -1,0 +1,17 @@
+// main.cpp: the ethost executable — runs the command line and maps errors to exit codes.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "ethost/error.h"
+
+int main(int argc, char** argv) {
+  try {
+    return et::host::run_host(argc, argv);
+  } catch (const et::Error& e) {
+    std::cerr << "ethost: error: " << e.what() << std::endl;
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "ethost: internal error: " << e.what() << std::endl;
+    return et::kExitInternal;
+  }
+}

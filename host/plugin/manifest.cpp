@@ -1,0 +1,112 @@
+// manifest.cpp: parses and checks a plugin manifest with toml++ (no plugin code runs).
+#include "manifest.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "ethost/error.h"
+
+namespace et::host {
+namespace {
+
+const std::vector<std::string> kTypes = {"string",      "int",        "float", "bool",     "string_list",
+                                         "int_list",    "float_list", "table", "component", "any"};
+
+std::string render(const toml::node& n) {
+  std::ostringstream os;
+  n.visit([&](auto&& v) { os << v; });
+  return os.str();
+}
+
+bool parse_version_pair(const std::string& s, int& a, int& b) {
+  char dot = 0;
+  std::istringstream is(s);
+  return static_cast<bool>(is >> a >> dot >> b) && dot == '.';
+}
+
+}  // namespace
+
+Manifest parse_manifest(const std::string& text, const std::string& file) {
+  auto fail = [&](const std::string& why) -> PluginError {
+    return PluginError("manifest: " + why, file, "fix the plugin's plugin.toml and rebuild it");
+  };
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    throw fail("TOML syntax error at line " + std::to_string(e.source().begin.line) + ": " +
+               std::string(e.description()));
+  }
+  Manifest m;
+  auto* plugin = root["plugin"].as_table();
+  if (!plugin) throw fail("missing [plugin] table");
+  m.id = (*plugin)["id"].value_or(std::string());
+  m.version = (*plugin)["version"].value_or(std::string());
+  m.license = (*plugin)["license"].value_or(std::string());
+  m.description = (*plugin)["description"].value_or(std::string());
+  if (m.id.empty() || m.version.empty()) throw fail("[plugin] needs id and version");
+
+  if (auto* b = root["build"].as_table()) {
+    m.has_build = true;
+    std::string abi = (*b)["sdk_abi"].value_or(std::string());
+    std::string torch = (*b)["torch"].value_or(std::string());
+    if (!parse_version_pair(abi, m.build.abi_major, m.build.abi_minor))
+      throw fail("[build] sdk_abi must be \"<major>.<minor>\", got \"" + abi + "\"");
+    if (!parse_version_pair(torch, m.build.torch_major, m.build.torch_minor))
+      throw fail("[build] torch must be \"<major>.<minor>\", got \"" + torch + "\"");
+    m.build.cxx11_abi = static_cast<int>((*b)["cxx11_abi"].value_or(int64_t(-1)));
+    m.compiler = (*b)["compiler"].value_or(std::string());
+  }
+
+  auto* provides = root["provides"].as_array();
+  if (!provides || provides->empty()) throw fail("no [[provides]] entries");
+  for (auto& node : *provides) {
+    auto* p = node.as_table();
+    if (!p) throw fail("[[provides]] entries must be tables");
+    ComponentDecl c;
+    std::string kind = (*p)["kind"].value_or(std::string());
+    auto k = parse_kind(kind);
+    if (!k) throw fail("unknown component kind '" + kind + "' (use app, model, optimizer or reader)");
+    c.kind = *k;
+    c.name = (*p)["name"].value_or(std::string());
+    if (c.name.empty()) throw fail("a [[provides]] entry has no name");
+    c.version = (*p)["version"].value_or(m.version);
+    c.description = (*p)["description"].value_or(std::string());
+    if (auto* req = (*p)["requires"].as_array())
+      for (auto& r : *req) c.requires_.push_back(r.value_or(std::string()));
+    if (auto* cfg = (*p)["config"].as_table()) {
+      for (auto&& [key, spec_node] : *cfg) {
+        auto* spec = spec_node.as_table();
+        std::string k_str(key.str());
+        if (!spec) throw fail(c.key() + " config key '" + k_str + "' must be a table {type=..., default=..., doc=...}");
+        ConfigKeySpec s;
+        s.key = k_str;
+        s.type = (*spec)["type"].value_or(std::string("string"));
+        if (std::find(kTypes.begin(), kTypes.end(), s.type) == kTypes.end())
+          throw fail(c.key() + " config key '" + k_str + "' has unknown type '" + s.type + "'");
+        s.doc = (*spec)["doc"].value_or(std::string());
+        s.required = (*spec)["required"].value_or(false);
+        if (auto v = (*spec)["min"].value<double>()) s.min = *v;
+        if (auto v = (*spec)["max"].value<double>()) s.max = *v;
+        if (auto* ch = (*spec)["choices"].as_array())
+          for (auto& e : *ch) s.choices.push_back(e.value_or(std::string()));
+        s.component_kind = (*spec)["kind"].value_or(std::string());
+        if (s.type == "component" && !parse_kind(s.component_kind))
+          throw fail(c.key() + " config key '" + k_str + "': type component needs kind = app|model|optimizer|reader");
+        if (const toml::node* d = spec->get("default")) {
+          s.default_toml = render(*d);
+          c.defaults.set_from_text(k_str, s.default_toml, "defaults of " + c.key());
+        }
+        c.config.push_back(std::move(s));
+      }
+    }
+    std::sort(c.config.begin(), c.config.end(),
+              [](const ConfigKeySpec& a, const ConfigKeySpec& b) { return a.key < b.key; });
+    m.provides.push_back(std::move(c));
+  }
+  return m;
+}
+
+}  // namespace et::host

@@ -1,0 +1,48 @@
+// version.h: SDK ABI version constants and the one rule that decides whether a plugin is compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ethost/export.h"
+
+// ABI policy (see docs/plugins.md):
+//  - MAJOR changes on any layout/vtable change of an existing SDK interface, or a new LibTorch minor.
+//    Every plugin must then be rebuilt; the entry symbol name (ethost_plugin_v<MAJOR>) changes with it.
+//  - MINOR changes on additive changes only (new kinds, new Context services, new capability interfaces).
+//  - A plugin is compatible when: same MAJOR, plugin MINOR <= host MINOR, same LibTorch major.minor,
+//    same _GLIBCXX_USE_CXX11_ABI.
+#define ET_SDK_ABI_MAJOR 1
+#define ET_SDK_ABI_MINOR 0
+#define ET_VERSION_STRING "0.1.0"
+
+namespace et {
+
+struct AbiStamp {
+  int abi_major = 0;
+  int abi_minor = 0;
+  int torch_major = 0;
+  int torch_minor = 0;
+  int cxx11_abi = -1;  // -1: unknown
+};
+
+// The stamp the host (and the SDK library) was built with.
+ET_API AbiStamp host_abi_stamp();
+
+// Returns an empty string when `plugin` may be loaded by a host with `host`, else a one-line reason.
+inline std::string abi_incompatibility(const AbiStamp& plugin, const AbiStamp& host) {
+  auto ver = [](int a, int b) { return std::to_string(a) + "." + std::to_string(b); };
+  if (plugin.abi_major != host.abi_major || plugin.abi_minor > host.abi_minor)
+    return "built for SDK ABI " + ver(plugin.abi_major, plugin.abi_minor) + ", host supports " +
+           ver(host.abi_major, 0) + "\xE2\x80\x93" + ver(host.abi_major, host.abi_minor) +
+           ": rebuild the plugin against this host's SDK";
+  if (plugin.torch_major != host.torch_major || plugin.torch_minor != host.torch_minor)
+    return "built for LibTorch " + ver(plugin.torch_major, plugin.torch_minor) + ", host has " +
+           ver(host.torch_major, host.torch_minor) + ": rebuild the plugin against this LibTorch";
+  if (plugin.cxx11_abi >= 0 && host.cxx11_abi >= 0 && plugin.cxx11_abi != host.cxx11_abi)
+    return "built with _GLIBCXX_USE_CXX11_ABI=" + std::to_string(plugin.cxx11_abi) + ", host uses " +
+           std::to_string(host.cxx11_abi) + ": rebuild with the host's setting";
+  return {};
+}
+
+}  // namespace et
