@@ -52,6 +52,10 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   if (!o.log_level && !std::getenv("ET_LOG_LEVEL") && !o.verbose)
     log::set_level(log::parse_level(root.get_string("runtime.log_level")));
 
+  // Load the app's plugin before anything else happens, so a broken plugin fails fast with one line.
+  PluginLoader loader(index);
+  loader.ensure_loaded(app);
+
   int threads = static_cast<int>(root.get_int("runtime.threads"));
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
@@ -63,7 +67,6 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
 
-  PluginLoader loader(index);
   HostContext ctx(index, loader, cfg, threads, WorldInfo{});
   auto instance = ctx.create<App>(o.app, root);
   for (auto* f : loader.loaded())

@@ -133,8 +133,11 @@ void PluginLoader::load(const PluginFile& f) {
     lib.load(boost::dll::fs::path(f.path),
              boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
-    const char* dl = dlerror();
-    std::string why = dl ? dl : e.what();
+    // Boost wraps dlerror(): "...load() failed (dlerror system message: <msg>): <errno text>".
+    std::string why = e.what();
+    static const std::regex wrapped(R"(dlerror system message: (.*)\): [^)]*$)");
+    std::smatch mt;
+    if (std::regex_search(why, mt, wrapped)) why = mt[1].str();
     // dlerror repeats the path; keep the cause.
     if (auto pos = why.find(f.path + ": "); pos != std::string::npos) why.erase(pos, f.path.size() + 2);
     throw PluginError("cannot load: " + demangle_symbols(why), f.path,

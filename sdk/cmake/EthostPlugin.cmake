@@ -84,6 +84,7 @@ compiler = \"${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}\"
   if(COMMAND ethost_warnings)
     ethost_warnings(${name})
   endif()
+  set_property(GLOBAL APPEND PROPERTY ETHOST_PLUGIN_TARGETS ${name})
   if(NOT EP_NO_INSTALL)
     include(GNUInstallDirs)
     install(TARGETS ${name} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ethost/plugins)

@@ -34,7 +34,8 @@ inline std::string abi_incompatibility(const AbiStamp& plugin, const AbiStamp& h
   auto ver = [](int a, int b) { return std::to_string(a) + "." + std::to_string(b); };
   if (plugin.abi_major != host.abi_major || plugin.abi_minor > host.abi_minor)
     return "built for SDK ABI " + ver(plugin.abi_major, plugin.abi_minor) + ", host supports " +
-           ver(host.abi_major, 0) + "\xE2\x80\x93" + ver(host.abi_major, host.abi_minor) +
+           (host.abi_minor == 0 ? ver(host.abi_major, 0)
+                                : ver(host.abi_major, 0) + "\xE2\x80\x93" + ver(host.abi_major, host.abi_minor)) +
            ": rebuild the plugin against this host's SDK";
   if (plugin.torch_major != host.torch_major || plugin.torch_minor != host.torch_minor)
     return "built for LibTorch " + ver(plugin.torch_major, plugin.torch_minor) + ", host has " +

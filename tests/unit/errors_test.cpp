@@ -1,0 +1,60 @@
+// errors_test.cpp: the error hierarchy — messages, exit codes, and catching across the SDK boundary.
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+#include "ethost/error.h"
+#include "ethost/log.h"
+#include "ethost/version.h"
+
+TEST_SUITE("unit.errors") {
+  TEST_CASE("message composition: where, what, hint") {
+    et::ConfigError e("bad value", "x.toml:3", "use a number");
+    CHECK(std::string(e.what()) == "x.toml:3: bad value (hint: use a number)");
+    CHECK(e.bare_what() == "bad value");
+    CHECK(et::Error("plain").what() == std::string("plain"));
+  }
+
+  TEST_CASE("each class maps to its documented exit code") {
+    CHECK(et::Error("x").exit_code() == 1);
+    CHECK(et::ConfigError("x").exit_code() == 2);
+    CHECK(et::UsageError("x").exit_code() == 2);
+    CHECK(et::PluginError("x").exit_code() == 3);
+    CHECK(et::DataError("x").exit_code() == 4);
+    CHECK(et::Interrupted(SIGINT).exit_code() == 130);
+    CHECK(et::Interrupted(SIGTERM).exit_code() == 143);
+    CHECK(et::exit_code_of(std::runtime_error("x")) == 1);
+    CHECK(et::exit_code_of(et::DataError("x")) == 4);
+  }
+
+  TEST_CASE("errors are catchable as et::Error and std::exception") {
+    CHECK_THROWS_AS(throw et::PluginError("x"), et::Error);
+    CHECK_THROWS_AS(throw et::DataError("x"), std::exception);
+    CHECK_THROWS_WITH_AS(ET_CHECK(1 == 2, "math"), doctest::Contains("check failed: 1 == 2: math"),
+                         et::InternalError);
+  }
+
+  TEST_CASE("log levels parse, and unknown ones are a usage error") {
+    CHECK(et::log::parse_level("debug") == et::log::Level::debug);
+    CHECK_THROWS_AS(et::log::parse_level("loud"), et::UsageError);
+    auto old = et::log::level();
+    et::log::set_level(et::log::Level::warn);
+    CHECK_FALSE(et::log::get("test").enabled(et::log::Level::info));
+    CHECK(et::log::get("test").enabled(et::log::Level::error));
+    et::log::set_level(old);
+  }
+
+  TEST_CASE("ABI compatibility rule") {
+    et::AbiStamp host{1, 2, 1, 13, 1};
+    CHECK(et::abi_incompatibility({1, 2, 1, 13, 1}, host).empty());
+    CHECK(et::abi_incompatibility({1, 0, 1, 13, 1}, host).empty());
+    CHECK(et::abi_incompatibility({2, 0, 1, 13, 1}, host).find("SDK ABI 2.0") != std::string::npos);
+    CHECK(et::abi_incompatibility({1, 3, 1, 13, 1}, host).find("SDK ABI 1.3") != std::string::npos);
+    CHECK(et::abi_incompatibility({1, 0, 2, 1, 1}, host).find("LibTorch 2.1, host has 1.13") != std::string::npos);
+    CHECK(et::abi_incompatibility({1, 0, 1, 13, 0}, host).find("_GLIBCXX_USE_CXX11_ABI=0") != std::string::npos);
+    auto h = et::host_abi_stamp();
+    CHECK(h.abi_major == ET_SDK_ABI_MAJOR);
+    CHECK(h.torch_major == 1);
+    CHECK(h.torch_minor == 13);
+  }
+}
