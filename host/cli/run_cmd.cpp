@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "cli_internal.h"
@@ -15,11 +16,44 @@
 namespace et::host {
 namespace {
 
+bool version_less(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  for (int i = 0; i < 3; ++i) {
+    long x = 0, y = 0;
+    char dot;
+    sa >> x;
+    sb >> y;
+    if (x != y) return x < y;
+    sa >> dot;
+    sb >> dot;
+  }
+  return false;
+}
+
 void on_stop_signal(int sig) {
   if (g_stop_signal.exchange(sig) != 0) {
     // Second signal: stop now.
     std::signal(sig, SIG_DFL);
     std::raise(sig);
+  }
+}
+
+// `requires` entries are "kind" (checked through the config's component keys) or "kind:name[>=version]".
+void check_requires(const PluginIndex& index, const ComponentDecl& decl) {
+  for (const auto& req : decl.requires_) {
+    auto colon = req.find(':');
+    if (colon == std::string::npos) continue;
+    auto kind = parse_kind(req.substr(0, colon));
+    if (!kind) throw PluginError(decl.key() + ": malformed requires entry '" + req + "'");
+    std::string name = req.substr(colon + 1), min_version;
+    if (auto ge = name.find(">="); ge != std::string::npos) {
+      min_version = name.substr(ge + 2);
+      name = name.substr(0, ge);
+    }
+    const ComponentEntry& dep = index.require(*kind, name, decl.key());
+    if (!min_version.empty() && version_less(dep.decl->version, min_version))
+      throw PluginError(decl.key() + " needs " + req + " but " + dep.file->path + " provides version " +
+                        dep.decl->version, "", "install a newer plugin");
   }
 }
 
@@ -35,6 +69,7 @@ Mode parse_mode(const std::string& m) {
 int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   auto lg = log::get("host");
   const ComponentEntry& app = index.require(Kind::app, o.app);
+  check_requires(index, *app.decl);
 
   ConfigInput in;
   in.file = o.config_file;

@@ -87,6 +87,6 @@ compiler = \"${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}\"
   set_property(GLOBAL APPEND PROPERTY ETHOST_PLUGIN_TARGETS ${name})
   if(NOT EP_NO_INSTALL)
     include(GNUInstallDirs)
-    install(TARGETS ${name} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ethost/plugins)
+    install(TARGETS ${name} LIBRARY DESTINATION lib/ethost/plugins)
   endif()
 endfunction()

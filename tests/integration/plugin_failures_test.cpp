@@ -90,6 +90,12 @@ TEST_SUITE("integration.plugin_failures") {
     CHECK(contains(r.out, fixture("throws") + ": failed: "));
   }
 
+  TEST_CASE("a missing required component is named before anything runs") {
+    auto r = run_ethost(with_fixtures({"--app", "needs_missing"}));
+    CHECK(r.exit_code == 3);
+    CHECK(contains(r.err, "app/needs_missing needs model 'nonexistent': not found"));
+  }
+
   TEST_CASE("same kind/name across tiers: the first tier wins, the other is shadowed") {
     auto r = run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--plugin-dir",
                          ETHOST_FIXTURE_PLUGINS_TIER2, "--list"});
