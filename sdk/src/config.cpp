@@ -178,6 +178,17 @@ Config Config::from_string(const std::string& text, const std::string& source_na
   return c;
 }
 
+Config Config::from_view(const ConfigView& view) {
+  Config c;
+  const ConfigData& d = *view.data_;
+  const toml::node* n = find(d.root, view.prefix_);
+  if (!n || !n->is_table()) return c;
+  for_each_leaf(*n->as_table(), "", [&](const std::string& key, const toml::node& v) {
+    copy_leaf(*c.data_, key, v, origin_of(d, join_key(view.prefix_, key)));
+  });
+  return c;
+}
+
 void Config::set_from_text(const std::string& key, const std::string& text, const std::string& source) {
   detach();
   bool done = false;

@@ -130,7 +130,8 @@ TEST_SUITE("integration.host") {
     r = run_ethost(base({"--app", "hello", "--set", "model.name=nosuch"}));
     CHECK(r.exit_code == 3);
     CHECK(contains(r.err, "app/hello needs model 'nosuch': not found"));
-    CHECK(contains(r.err, "available: echo"));
+    CHECK(contains(r.err, "available: "));
+    CHECK(contains(r.err, "echo"));
   }
 
   TEST_CASE("a required key that is missing is named") {

@@ -19,6 +19,8 @@ struct ConfigData;  // opaque: TOML tree + where each value came from
 // the value came from (file:line, --set, or defaults of a plugin) when the key is missing or has the
 // wrong type.
 class ET_API ConfigView {
+  friend class Config;
+
  public:
   ConfigView();
   ConfigView(std::shared_ptr<const ConfigData> data, std::string prefix);
@@ -68,6 +70,9 @@ class ET_API Config {
   // Parses TOML; syntax errors throw ConfigError "<file>:<line>:<col>: ...".
   static Config from_file(const std::string& path);
   static Config from_string(const std::string& text, const std::string& source_name);
+  // A copy of the table a view points at (keys relative to it, origins kept) — to derive a component's config
+  // with some values changed: `auto c = Config::from_view(cfg.sub("model")); c.set_int("num_labels", 3, "app");`
+  static Config from_view(const ConfigView& view);
 
   // Sets key (dotted) from a command-line value: parsed as a TOML value when it is one
   // (20, 1e-5, true, "x", [1,2]), otherwise taken as a plain string.

@@ -1,0 +1,63 @@
+// attention.cpp: self-attention exactly as HF BertSelfAttention (eval: no dropout), and residual outputs.
+#include "ethost/nn/attention.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace et::nn {
+
+at::Tensor extended_attention_mask(const at::Tensor& attention_mask, at::ScalarType dtype) {
+  double min = dtype == at::kDouble ? std::numeric_limits<double>::lowest()
+               : dtype == at::kBFloat16 ? -3.3895313892515355e38
+               : dtype == at::kHalf     ? -65504.0
+                                        : static_cast<double>(std::numeric_limits<float>::lowest());
+  auto m = attention_mask.unsqueeze(1).unsqueeze(2).to(dtype);
+  return (1.0 - m) * min;
+}
+
+SelfAttentionImpl::SelfAttentionImpl(const TransformerConfig& c)
+    : heads(c.num_attention_heads), head_dim(c.head_dim()), fused(c.fused_kernels) {
+  query = register_module("query", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  key = register_module("key", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  value = register_module("value", torch::nn::Linear(c.hidden_size, c.hidden_size));
+  dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
+}
+
+at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, at::Tensor* probs_out) {
+  const int64_t B = hidden.size(0), T = hidden.size(1);
+  auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
+  auto q = split(query(hidden));
+  auto k = split(key(hidden));
+  auto v = split(value(hidden));
+  auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
+  if (ext_mask.defined()) scores = scores + ext_mask;
+  auto probs = torch::softmax(scores, -1);
+  if (probs_out) *probs_out = probs;
+  probs = dropout(probs);
+  auto ctx = torch::matmul(probs, v);
+  return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
+}
+
+ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_features) : fused(c.fused_kernels) {
+  dense = register_module("dense", torch::nn::Linear(in_features, c.hidden_size));
+  LayerNorm = register_module(
+      "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
+  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+}
+
+at::Tensor ResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
+  return LayerNorm(dropout(dense(hidden)) + residual);
+}
+
+AttentionImpl::AttentionImpl(const TransformerConfig& c) {
+  self = register_module("self", SelfAttention(c));
+  output = register_module("output", ResidualOutput(c, c.hidden_size));
+}
+
+at::Tensor AttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, at::Tensor* probs) {
+  return output(self->forward(hidden, ext_mask, probs), hidden);
+}
+
+}  // namespace et::nn

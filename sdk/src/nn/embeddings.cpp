@@ -1,0 +1,40 @@
+// embeddings.cpp: BERT embeddings (HF BertEmbeddings / RobertaEmbeddings position handling).
+#include "ethost/nn/embeddings.h"
+
+#include <torch/torch.h>
+
+namespace et::nn {
+
+EmbeddingsImpl::EmbeddingsImpl(const TransformerConfig& c) : cfg(c) {
+  word_embeddings = register_module(
+      "word_embeddings",
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(c.vocab_size, c.hidden_size).padding_idx(c.pad_token_id)));
+  auto pos = torch::nn::EmbeddingOptions(c.max_position_embeddings, c.hidden_size);
+  if (c.model_type == "roberta") pos.padding_idx(c.pad_token_id);
+  position_embeddings = register_module("position_embeddings", torch::nn::Embedding(pos));
+  token_type_embeddings =
+      register_module("token_type_embeddings", torch::nn::Embedding(c.type_vocab_size, c.hidden_size));
+  LayerNorm = register_module(
+      "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
+  dropout = register_module("dropout", torch::nn::Dropout(c.hidden_dropout_prob));
+}
+
+at::Tensor EmbeddingsImpl::default_position_ids(const at::Tensor& input_ids) const {
+  if (cfg.model_type == "roberta") {
+    // RoBERTa: positions count non-padding tokens, starting after padding_idx.
+    auto mask = input_ids.ne(cfg.pad_token_id).to(torch::kLong);
+    return torch::cumsum(mask, 1) * mask + cfg.pad_token_id;
+  }
+  return torch::arange(input_ids.size(1), input_ids.options().dtype(torch::kLong)).unsqueeze(0).expand_as(input_ids);
+}
+
+at::Tensor EmbeddingsImpl::forward(const at::Tensor& input_ids, const at::Tensor& token_type_ids,
+                                   const at::Tensor& position_ids) {
+  auto pos = position_ids.defined() ? position_ids : default_position_ids(input_ids);
+  auto types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
+  auto x = word_embeddings(input_ids) + token_type_embeddings(types);
+  x = x + position_embeddings(pos);
+  return dropout(LayerNorm(x));
+}
+
+}  // namespace et::nn

@@ -1,0 +1,50 @@
+// encoder.cpp: encoder layers (attention, GELU MLP, residual LayerNorms) and the layer stack.
+#include "ethost/nn/encoder.h"
+
+#include <torch/torch.h>
+
+#include "ethost/nn/activations.h"
+
+namespace et::nn {
+
+IntermediateImpl::IntermediateImpl(const TransformerConfig& c) : act(c.hidden_act), fused(c.fused_kernels) {
+  dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
+}
+
+at::Tensor IntermediateImpl::forward(const at::Tensor& hidden) { return activation(act, dense(hidden)); }
+
+EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& c) {
+  attention = register_module("attention", Attention(c));
+  intermediate = register_module("intermediate", Intermediate(c));
+  output = register_module("output", ResidualOutput(c, c.intermediate_size));
+}
+
+at::Tensor EncoderLayerImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, at::Tensor* probs) {
+  auto attn = attention(hidden, ext_mask, probs);
+  return output(intermediate(attn), attn);
+}
+
+EncoderImpl::EncoderImpl(const TransformerConfig& c) {
+  layer = register_module("layer", torch::nn::ModuleList());
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    layers.push_back(EncoderLayer(c));
+    layer->push_back(layers.back());
+  }
+}
+
+EncoderOutput EncoderImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, bool want_hidden_states,
+                                   bool want_attentions) {
+  EncoderOutput out;
+  at::Tensor h = hidden;
+  if (want_hidden_states) out.hidden_states.push_back(h);
+  for (auto& l : layers) {
+    at::Tensor probs;
+    h = l->forward(h, ext_mask, want_attentions ? &probs : nullptr);
+    if (want_hidden_states) out.hidden_states.push_back(h);
+    if (want_attentions) out.attentions.push_back(probs);
+  }
+  out.last_hidden_state = h;
+  return out;
+}
+
+}  // namespace et::nn
