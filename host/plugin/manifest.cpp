@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ethost/error.h"
+#include "ethost/train/trainer.h"
 
 namespace et::host {
 namespace {
@@ -100,6 +101,21 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
           c.defaults.set_from_text(k_str, s.default_toml, "defaults of " + c.key());
         }
         c.config.push_back(std::move(s));
+      }
+    }
+    // SDK services whose config keys the component takes over (documented once, in the SDK).
+    if (auto* services = (*p)["services"].as_array()) {
+      for (auto& sv : *services) {
+        std::string name = sv.value_or(std::string());
+        if (name != "trainer") throw fail(c.key() + " uses unknown SDK service '" + name + "' (known: trainer)");
+        for (auto s : train::trainer_config_specs()) {
+          s.key = "train." + s.key;
+          bool overridden = std::any_of(c.config.begin(), c.config.end(),
+                                        [&](const ConfigKeySpec& own) { return own.key == s.key; });
+          if (overridden) continue;  // the app declares its own default for this key
+          if (!s.default_toml.empty()) c.defaults.set_from_text(s.key, s.default_toml, "defaults of the trainer");
+          c.config.push_back(s);
+        }
       }
     }
     std::sort(c.config.begin(), c.config.end(),

@@ -61,12 +61,14 @@ std::string type_name(const toml::node& n) {
 
 std::string render(const toml::node& n) {
   std::ostringstream os;
+  constexpr auto flags = toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision;
   n.visit([&](auto&& v) {
-    if constexpr (toml::is_table<decltype(v)>) os << v;
-    else if constexpr (toml::is_array<decltype(v)>) os << v;
-    else os << v;
+    if constexpr (toml::is_table<decltype(v)> || toml::is_array<decltype(v)>) os << toml::toml_formatter{v, flags};
+    else os << toml::toml_formatter{toml::array{v}, flags};
   });
-  return os.str();
+  std::string s = os.str();
+  if (!n.is_table() && !n.is_array()) s = s.substr(2, s.size() - 4);  // unwrap "[ x ]"
+  return s;
 }
 
 }  // namespace cfgdetail
@@ -221,6 +223,14 @@ void Config::set_bool(const std::string& key, bool value, const std::string& sou
   copy_leaf(*data_, key, toml::value<bool>(value), source);
 }
 
+void Config::set_string_list(const std::string& key, const std::vector<std::string>& value,
+                             const std::string& source) {
+  detach();
+  toml::array a;
+  for (auto& v : value) a.push_back(v);
+  copy_leaf(*data_, key, a, source);
+}
+
 bool Config::erase(const std::string& key) {
   detach();
   auto parts = split_key(key);
@@ -260,7 +270,7 @@ ConfigView Config::view(const std::string& prefix) const { return ConfigView(dat
 
 std::string Config::to_toml() const {
   std::ostringstream os;
-  os << data_->root;
+  os << toml::toml_formatter{data_->root, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision};
   return os.str();
 }
 

@@ -81,6 +81,7 @@ class ET_API Config {
   void set_int(const std::string& key, std::int64_t value, const std::string& source);
   void set_double(const std::string& key, double value, const std::string& source);
   void set_bool(const std::string& key, bool value, const std::string& source);
+  void set_string_list(const std::string& key, const std::vector<std::string>& value, const std::string& source);
   bool erase(const std::string& key);
 
   // Copies every leaf of other (under prefix, if given) into this document, overriding existing values.

@@ -26,6 +26,9 @@ class ET_API Model {
   virtual torch::nn::Module& module() = 0;
   // Writes the model as a checkpoint directory (HF layout for HF-compatible models). Default: unsupported.
   virtual void save(const std::string& dir) const;
+  // Loads the weights of a directory written by save() into this (already built) model, exactly: every
+  // parameter and buffer must be present with its shape (extra tensors are ignored). Throws et::DataError.
+  virtual void load(const std::string& dir);
   // Short architecture description for logs.
   virtual std::string describe() const;
 };

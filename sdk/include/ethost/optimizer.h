@@ -13,10 +13,13 @@
 namespace et {
 
 // A set of parameters sharing hyper-parameters (e.g. "no weight decay" for biases and LayerNorm).
+// The trainer passes one group with every trainable parameter and its name; optimizer plugins split it by
+// their own rules (e.g. no weight decay for biases and LayerNorm). weight_decay < 0 means "the plugin's
+// configured value"; >= 0 overrides it for the group.
 struct ParamGroup {
   std::vector<std::string> names;
   std::vector<at::Tensor> params;
-  double weight_decay = 0.0;
+  double weight_decay = -1.0;
 };
 
 class ET_API Optimizer {
