@@ -118,6 +118,39 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::map<std:
   return r;
 }
 
+int spawn_background(const std::vector<std::string>& argv, const std::string& log_file,
+                     const std::map<std::string, std::string>& env) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> env_strs;
+  for (char** e = environ; *e; ++e) {
+    std::string s = *e;
+    auto eq = s.find('=');
+    if (eq != std::string::npos && env.count(s.substr(0, eq))) continue;
+    env_strs.push_back(s);
+  }
+  for (auto& [k, v] : env) env_strs.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strs) envp.push_back(const_cast<char*>(s.c_str()));
+  envp.push_back(nullptr);
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("cannot spawn " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+int wait_child(int pid) {
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
 ProcResult run_ethost(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
                       const std::string& stdin_text, double timeout_s) {
   std::vector<std::string> argv{ETHOST_EXE};

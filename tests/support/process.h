@@ -21,6 +21,12 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::map<std:
 ProcResult run_ethost(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
                       const std::string& stdin_text = {}, double timeout_s = 120.0);
 
+// Starts a command in the background (stdout/stderr to the given file); returns its pid.
+int spawn_background(const std::vector<std::string>& argv, const std::string& log_file,
+                     const std::map<std::string, std::string>& env = {});
+// Waits for a background child; returns its exit status (128+signal when killed).
+int wait_child(int pid);
+
 // A fresh empty directory under the build tree, removed at destruction.
 class TempDir {
  public:

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -89,7 +90,7 @@ TrainState load_checkpoint_state(const std::string& dir, Optimizer& optimizer) {
     st.warmup_steps = j.at("warmup_steps");
     st.base_lr = j.at("base_lr");
     st.lr_schedule = j.at("lr_schedule");
-    st.best_metric = j.at("best_metric");
+    st.best_metric = j.at("best_metric").is_null() ? NAN : j.at("best_metric").get<double>();
     st.best_step = j.at("best_step");
     st.samples_seen = j.at("samples_seen");
     st.world_size = j.at("world_size");

@@ -42,6 +42,12 @@ std::string fmt(double v, int prec = 4) {
   return os.str();
 }
 
+std::string rate(double v) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(v >= 100 ? 0 : 1) << v;
+  return os.str();
+}
+
 std::string pct(double frac) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << 100.0 * frac << "%";
@@ -84,6 +90,7 @@ struct Trainer::Impl {
   std::unique_ptr<MetricsLog> metrics_log;
   std::map<std::string, double> last_metrics, best_metrics;
   int64_t last_eval_step = -1;
+  int64_t last_checkpoint_step = -1;
   std::string model_dir;
 
   Impl(Context& c, const ConfigView& r, Model& m, TrainTask& t, const data::Dataset& ds, int64_t pad)
@@ -182,6 +189,7 @@ struct Trainer::Impl {
   }
 
   void checkpoint() {
+    last_checkpoint_step = st.global_step;
     if (!world.is_main()) return;
     std::string dir = save_checkpoint(o.checkpoint_dir, st, task, *optimizer);
     prune_checkpoints(o.checkpoint_dir, o.keep_checkpoint_max);
@@ -205,6 +213,7 @@ struct Trainer::Impl {
       int64_t total = st.total_steps;
       st = saved;
       st.total_steps = total;
+      if (st.best_step < 0 || !std::isfinite(st.best_metric)) st.best_metric = greater ? -INFINITY : INFINITY;
       best_metrics.clear();
       log.info("resumed from ", dir, " at step ", st.global_step, " (epoch ", st.epoch, ", batch ", st.batch_in_epoch, ")");
     }
@@ -264,7 +273,7 @@ struct Trainer::Impl {
           double sps = log_samples / std::max(elapsed, 1e-9), tps = log_tokens / std::max(elapsed, 1e-9);
           bar.clear();
           log.info("step ", st.global_step, "/", st.total_steps, " epoch ", st.epoch + 1, " | loss ", fmt(avg),
-                   " (last ", window.size(), ") | lr ", fmt(lr, 3), " | ", fmt(sps, 4), " samples/s | ", fmt(tps, 4),
+                   " (last ", window.size(), ") | lr ", fmt(lr, 3), " | ", rate(sps), " samples/s | ", rate(tps),
                    " tokens/s | data wait ", pct(log_wait / std::max(elapsed, 1e-9)));
           if (world.is_main()) {
             metrics_log->write(metrics_json_line(
@@ -310,6 +319,7 @@ struct Trainer::Impl {
       throw Interrupted(sig);
     }
     if (last_eval_step != st.global_step) evaluate();
+    if (last_checkpoint_step != st.global_step) checkpoint();  // the end state is always resumable
     if (st.best_step < 0) save_model_root("training finished (no evaluation metric)");
     if (tb) tb->flush();
     TrainResult r;
