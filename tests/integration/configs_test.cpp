@@ -1,0 +1,23 @@
+// configs_test.cpp: every shipped config under configs/ resolves and validates (--dump-config exits 0).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "process.h"
+#include "test_paths.h"
+
+TEST_SUITE("integration.configs") {
+  TEST_CASE("every config in configs/ is valid for its app") {
+    int checked = 0;
+    for (auto& e : std::filesystem::recursive_directory_iterator(ETHOST_SOURCE_DIR "/configs")) {
+      if (e.path().extension() != ".toml") continue;
+      std::string app = e.path().parent_path().filename().string();
+      auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", app, "--config",
+                                     e.path().string(), "--dump-config"});
+      INFO(e.path().string() << ": " << r.err);
+      CHECK(r.exit_code == 0);
+      ++checked;
+    }
+    CHECK(checked >= 7);
+  }
+}
