@@ -1,18 +1,39 @@
-# TorchPch: one precompiled header with LibTorch, reused by every torch-heavy target with the same flags.
-# ethost_torch_pch(target): make target reuse the shared PCH (no-op when ETHOST_USE_PCH is off).
+# TorchPch: one precompiled header with LibTorch, reused by every torch-heavy translation unit.
+# ethost_torch_pch(target): the target's sources that include <torch/torch.h> reuse the shared PCH; the others
+# skip it (loading the large PCH costs more than it saves for a TU that does not need LibTorch's API).
 if(ETHOST_USE_PCH)
   add_library(ethost_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/pch_anchor.cpp)
   target_link_libraries(ethost_pch PUBLIC torch)
   target_precompile_headers(ethost_pch PRIVATE <torch/torch.h> <string> <vector> <map> <memory>)
 endif()
 function(ethost_torch_pch target)
-  if(ETHOST_USE_PCH)
-    target_precompile_headers(${target} REUSE_FROM ethost_pch)
-    # The PCH is built with -fPIC; executables would get -fPIE and silently ignore it.
-    get_target_property(_type ${target} TYPE)
-    if(_type STREQUAL "EXECUTABLE")
-      set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
-      target_compile_options(${target} PRIVATE -fPIC)
+  if(NOT ETHOST_USE_PCH)
+    return()
+  endif()
+  target_precompile_headers(${target} REUSE_FROM ethost_pch)
+  get_target_property(_srcs ${target} SOURCES)
+  get_target_property(_dir ${target} SOURCE_DIR)
+  foreach(_s IN LISTS _srcs)
+    if(NOT _s MATCHES "\\.(cpp|cc|cxx)$")
+      continue()
     endif()
+    if(IS_ABSOLUTE "${_s}")
+      set(_path "${_s}")
+    else()
+      set(_path "${_dir}/${_s}")
+    endif()
+    if(NOT EXISTS "${_path}")
+      continue()  # generated sources (descriptors) are tiny: no PCH
+    endif()
+    file(STRINGS "${_path}" _torch REGEX "#include <torch/torch\\.h>" LIMIT_COUNT 1)
+    if(NOT _torch)
+      set_source_files_properties("${_path}" TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+    endif()
+  endforeach()
+  # The PCH is built with -fPIC; executables would get -fPIE and silently ignore it.
+  get_target_property(_type ${target} TYPE)
+  if(_type STREQUAL "EXECUTABLE")
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+    target_compile_options(${target} PRIVATE -fPIC)
   endif()
 endfunction()

@@ -1,6 +1,8 @@
 // config_test.cpp: et::Config / ConfigView — parsing, origins, typed getters, overrides and schema validation.
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "ethost/config.h"
 #include "ethost/error.h"
 

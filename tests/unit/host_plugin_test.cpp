@@ -1,6 +1,8 @@
 // host_plugin_test.cpp: manifest parsing and the bounded ELF reader (garbage, truncated and real files).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "ethost/error.h"
 #include "plugin/elf_reader.h"
 #include "plugin/manifest.h"

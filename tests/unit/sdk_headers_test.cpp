@@ -2,6 +2,7 @@
 // (checked per header by preprocessing), and all of them together compile in a TU that never includes it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 

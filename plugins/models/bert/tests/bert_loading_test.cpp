@@ -208,3 +208,35 @@ TEST_SUITE("plugin.bert") {
     CHECK(et::test::contains(r.out, "768"));
   }
 }
+
+TEST_SUITE("plugin.bert") {
+  TEST_CASE("roberta: RoBERTa names (roberta., classifier.dense/out_proj, lm_head.*), positions after padding_idx") {
+    et::test::TempDir dir("roberta");
+    std::string toml = "model_type = \"roberta\"\npad_token_id = 1\nhidden_size = 32\nnum_hidden_layers = 1\n"
+                       "num_attention_heads = 2\nintermediate_size = 64\nvocab_size = 100\nmax_position_embeddings = 40\n"
+                       "type_vocab_size = 1\nheads = [\"sequence_classification\", \"mlm\"]\nlabels = [\"a\", \"b\"]\n";
+    auto m = bert(toml);
+    m->module().eval();
+    m->save(dir.path());
+    auto keys = et::io::read_safetensors(dir / "model.safetensors").keys();
+    auto has = [&](const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+    CHECK(has("roberta.embeddings.word_embeddings.weight"));
+    CHECK(has("classifier.dense.weight"));
+    CHECK(has("classifier.out_proj.bias"));
+    CHECK(has("lm_head.dense.weight"));
+    CHECK(has("lm_head.layer_norm.weight"));
+    CHECK(has("lm_head.bias"));
+    CHECK_FALSE(has("cls.predictions.bias"));
+    auto cfg = et::test::read_json(dir / "config.json");
+    CHECK(cfg["model_type"] == "roberta");
+    CHECK(cfg["architectures"][0] == "RobertaForSequenceClassification");
+    auto again = bert("model_dir = \"" + dir.path() + "\"\nheads = [\"sequence_classification\", \"mlm\"]\nstrict = true\n");
+    again->module().eval();
+    // Padding (id 1) at the end must not change the other positions' outputs: RoBERTa positions count tokens.
+    auto ids = torch::tensor({{0, 5, 6, 7, 2}}), padded = torch::tensor({{0, 5, 6, 7, 2, 1, 1}});
+    auto a = m->forward({{"input_ids", ids}});
+    auto b = again->forward({{"input_ids", padded}, {"attention_mask", torch::tensor({{1, 1, 1, 1, 1, 0, 0}})}});
+    CHECK(et::test::max_abs_diff(a.at("logits"), b.at("logits")) <= 1e-5);
+    CHECK(et::test::max_abs_diff(a.at("last_hidden_state"), b.at("last_hidden_state").narrow(1, 0, 5)) <= 1e-5);
+  }
+}

@@ -1,5 +1,7 @@
 // readers_test.cpp: reader/tsv (TSV and quoted CSV) and reader/jsonl — schemas, multiple files, headers, bad rows
 // with file:line, strict mode, sharding.
+#include <torch/torch.h>  // before doctest: LibTorch's glog CHECK must not replace doctest's
+
 #include <doctest/doctest.h>
 
 #include "ethost/error.h"
