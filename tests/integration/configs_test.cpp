@@ -12,12 +12,19 @@ TEST_SUITE("integration.configs") {
     for (auto& e : std::filesystem::recursive_directory_iterator(ETHOST_SOURCE_DIR "/configs")) {
       if (e.path().extension() != ".toml") continue;
       std::string app = e.path().parent_path().filename().string();
+#ifdef ETHOST_CORE_ONLY
+      if (app != "hello") continue;  // the sanitizer build has only the SDK, host and example plugins
+#endif
       auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", app, "--config",
                                      e.path().string(), "--dump-config"});
       INFO(e.path().string() << ": " << r.err);
       CHECK(r.exit_code == 0);
       ++checked;
     }
+#ifdef ETHOST_CORE_ONLY
+    CHECK(checked >= 1);
+#else
     CHECK(checked >= 7);
+#endif
   }
 }
