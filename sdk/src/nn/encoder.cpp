@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "ethost/nn/activations.h"
+#include "ethost/nn/checkpoint.h"
 
 namespace et::nn {
 
@@ -24,7 +25,7 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& hidden, const at::Tensor&
   return output(intermediate(attn), attn);
 }
 
-EncoderImpl::EncoderImpl(const TransformerConfig& c) {
+EncoderImpl::EncoderImpl(const TransformerConfig& c) : checkpoint_every(c.activation_checkpointing) {
   layer = register_module("layer", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     layers.push_back(EncoderLayer(c));
@@ -37,9 +38,15 @@ EncoderOutput EncoderImpl::forward(const at::Tensor& hidden, const at::Tensor& e
   EncoderOutput out;
   at::Tensor h = hidden;
   if (want_hidden_states) out.hidden_states.push_back(h);
-  for (auto& l : layers) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    auto& l = layers[i];
     at::Tensor probs;
-    h = l->forward(h, ext_mask, want_attentions ? &probs : nullptr);
+    const bool ckpt = checkpoint_every > 0 && i % static_cast<size_t>(checkpoint_every) == 0 && is_training() &&
+                      torch::GradMode::is_enabled() && !want_attentions;
+    if (ckpt)
+      h = checkpointed([&l](const at::Tensor& x, const at::Tensor& m) { return l->forward(x, m); }, h, ext_mask);
+    else
+      h = l->forward(h, ext_mask, want_attentions ? &probs : nullptr);
     if (want_hidden_states) out.hidden_states.push_back(h);
     if (want_attentions) out.attentions.push_back(probs);
   }

@@ -46,12 +46,12 @@ std::vector<std::pair<int64_t, fs::path>> list_checkpoints(const std::string& di
 }  // namespace
 
 std::string save_checkpoint(const std::string& checkpoint_dir, const TrainState& st, TrainTask& task,
-                            const Optimizer& optimizer) {
+                            const std::map<std::string, at::Tensor>& optimizer_state) {
   std::string final_dir = checkpoint_dir + "/checkpoint-" + std::to_string(st.global_step);
   io::AtomicDir out(final_dir);
   task.save_model(out.tmp_path());
   fs::create_directories(out.path("train_state"));
-  io::write_safetensors(out.path("train_state/optimizer.safetensors"), io::StateDict(optimizer.state()), {});
+  io::write_safetensors(out.path("train_state/optimizer.safetensors"), io::StateDict(optimizer_state), {});
   auto gen = at::detail::getDefaultCPUGenerator();
   at::Tensor rng;
   {
@@ -64,7 +64,8 @@ std::string save_checkpoint(const std::string& checkpoint_dir, const TrainState&
                       {"warmup_steps", st.warmup_steps}, {"base_lr", st.base_lr},
                       {"lr_schedule", st.lr_schedule},   {"best_metric", st.best_metric},
                       {"best_step", st.best_step},       {"samples_seen", st.samples_seen},
-                      {"world_size", st.world_size},     {"loss_window", st.loss_window}};
+                      {"world_size", st.world_size},     {"loss_window", st.loss_window},
+                      {"loss_scale", st.loss_scale},     {"loss_scale_good_steps", st.loss_scale_good_steps}};
   io::write_file_atomic(out.path("train_state/trainer_state.json"), j.dump(2) + "\n");
   out.commit();
   return final_dir;
@@ -95,6 +96,8 @@ TrainState load_checkpoint_state(const std::string& dir, Optimizer& optimizer) {
     st.samples_seen = j.at("samples_seen");
     st.world_size = j.at("world_size");
     st.loss_window = j.at("loss_window").get<std::vector<double>>();
+    st.loss_scale = j.value("loss_scale", 0.0);
+    st.loss_scale_good_steps = j.value("loss_scale_good_steps", int64_t(0));
   } catch (const std::exception& e) {
     throw DataError(std::string("corrupt trainer_state.json: ") + e.what(), state_file);
   }

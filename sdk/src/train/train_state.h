@@ -23,11 +23,14 @@ struct TrainState {
   int64_t samples_seen = 0;
   int64_t world_size = 1;
   std::vector<double> loss_window;
+  double loss_scale = 0;  // fp16 dynamic loss scaling (0: not used)
+  int64_t loss_scale_good_steps = 0;
 };
 
 // Writes <checkpoint_dir>/checkpoint-<step>/ atomically: the app's model directory plus train_state/.
+// optimizer_state: the (consolidated) optimizer state, computed on every rank beforehand (it may be collective).
 std::string save_checkpoint(const std::string& checkpoint_dir, const TrainState& st, TrainTask& task,
-                            const Optimizer& optimizer);
+                            const std::map<std::string, at::Tensor>& optimizer_state);
 // Restores optimizer, RNG and counters from a checkpoint directory (the model weights are loaded by the caller).
 TrainState load_checkpoint_state(const std::string& dir, Optimizer& optimizer);
 // "latest" -> the newest checkpoint-<step> under checkpoint_dir; otherwise the path itself (checked).

@@ -50,6 +50,11 @@ const std::vector<ConfigKeySpec>& trainer_config_specs() {
       spec("bucket_by_length", "bool", "false", "batch examples of similar length together (less padding)"),
       spec("prefetch_batches", "int", "4", "batches collated ahead on a background thread", 1.0),
       spec("tensorboard", "bool", "true", "write TensorBoard event files to <checkpoint_dir>/tb"),
+      spec("precision", "string", "\"fp32\"", "fp32, bf16 (CPU autocast, fp32 master weights) or fp16 (CUDA builds, dynamic loss scaling)",
+           std::nullopt, {"fp32", "bf16", "fp16"}),
+      spec("zero_stage", "int", "0", "ZeRO: 1 shards optimizer state, 2 + gradients, 3 + parameters across ranks (0: off)", 0.0),
+      spec("activation_checkpointing", "int", "0", "recompute every k-th encoder layer in backward (0: off, 1: all)", 0.0),
+      spec("offload_optimizer", "bool", "false", "keep optimizer state in host memory when training on a GPU (no-op on CPU)"),
   };
   return specs;
 }
@@ -82,6 +87,11 @@ TrainerOptions TrainerOptions::from_config(const ConfigView& c) {
   o.bucket_by_length = c.get_bool("bucket_by_length", o.bucket_by_length);
   o.prefetch_batches = c.get_int("prefetch_batches", o.prefetch_batches);
   o.tensorboard = c.get_bool("tensorboard", o.tensorboard);
+  o.precision = c.get_string("precision", o.precision);
+  o.zero_stage = c.get_int("zero_stage", o.zero_stage);
+  if (o.zero_stage > 3) throw ConfigError("train.zero_stage must be 0..3", c.where("zero_stage"));
+  o.activation_checkpointing = c.get_int("activation_checkpointing", o.activation_checkpointing);
+  o.offload_optimizer = c.get_bool("offload_optimizer", o.offload_optimizer);
   if (o.checkpoint_dir.empty())
     throw ConfigError("train.checkpoint_dir is not set", c.where("checkpoint_dir"),
                       "set it in the config, or pass --checkpoint_dir DIR");

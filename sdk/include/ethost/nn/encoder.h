@@ -52,6 +52,7 @@ class ET_API EncoderImpl : public torch::nn::Module {
 
   torch::nn::ModuleList layer{nullptr};
   std::vector<EncoderLayer> layers;  // typed views of `layer`
+  int64_t checkpoint_every = 0;      // activation checkpointing of every k-th layer (0: off)
 };
 TORCH_MODULE(Encoder);
 

@@ -31,6 +31,9 @@ struct ET_API TransformerConfig {
   std::vector<std::string> architectures;
   // Not part of HF's config: ethost runtime choice (fused CPU kernels vs plain ATen ops).
   bool fused_kernels = true;
+  // ethost runtime choice: recompute every k-th encoder layer in backward instead of keeping its activations
+  // (0: off, 1: every layer).
+  int64_t activation_checkpointing = 0;
 
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }

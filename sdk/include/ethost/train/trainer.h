@@ -43,6 +43,11 @@ struct ET_API TrainerOptions {
   bool bucket_by_length = false;
   int64_t prefetch_batches = 4;
   bool tensorboard = true;
+  std::string precision = "fp32";      // fp32 | bf16 (CPU autocast) | fp16 (CUDA builds only)
+  int64_t zero_stage = 0;              // 0 (off) .. 3
+  int64_t activation_checkpointing = 0;  // forwarded by apps to their model
+  bool offload_optimizer = false;      // no-op on CPU builds (state already in host memory)
+  double bucket_mb = 25.0;             // from [distributed]
 
   static TrainerOptions from_config(const ConfigView& train_section);
 };
