@@ -24,6 +24,7 @@ int run_host(int argc, const char* const* argv) {
     return argc <= 1 ? kExitUsage : kExitOk;
   }
   if (o.version) return cmd_version();
+  if (o.launch.nproc_per_node > 0 && !std::getenv("ETHOST_LAUNCHED")) return launch_workers(o.launch, argc, argv);
 
   PluginIndex index;
   index.scan(make_search_path(o.plugin_dirs, o.no_default_plugins));

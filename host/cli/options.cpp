@@ -66,11 +66,20 @@ po::options_description make_options(HostOptions& o, std::vector<std::string>& s
       ("plugin-dir", po::value(&o.plugin_dirs)->composing(), "search this directory first (repeatable)")
       ("no-default-plugins", po::bool_switch(&o.no_default_plugins),
        "do not search <exe dir>/plugins and <prefix>/lib/ethost/plugins");
+  po::options_description dist("Multi-process (torchrun's contract; workers get RANK, WORLD_SIZE, ...)");
+  dist.add_options()
+      ("nproc_per_node", po::value(&o.launch.nproc_per_node), "start N worker processes on this node")
+      ("nnodes", po::value(&o.launch.nnodes), "number of nodes (default 1)")
+      ("node_rank", po::value(&o.launch.node_rank), "this node's index (default 0)")
+      ("master_addr", po::value(&o.launch.master_addr), "rendezvous host (default 127.0.0.1)")
+      ("master_port", po::value(&o.launch.master_port), "rendezvous port (default: a free port on one node)")
+      ("worker_timeout", po::value(&o.launch.worker_timeout),
+       "seconds the other workers get to stop after one fails, before SIGKILL (default 30)");
   po::options_description easy("EasyNLP-compatible flags (each sets a config key; see docs/cli.md)");
   for (auto& a : easynlp_aliases()) easy.add_options()(a.flag, po::value<std::string>(), a.doc);
   easy.add_options()("user_defined_parameters", po::value(&udp), "\"k=v k=v\": set keys by name");
   po::options_description all;
-  all.add(general).add(run).add(plugins).add(easy);
+  all.add(general).add(run).add(plugins).add(dist).add(easy);
   return all;
 }
 

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "launch/launcher.h"
+
 namespace et::host {
 
 struct HostOptions {
@@ -28,6 +30,7 @@ struct HostOptions {
   // key, value, source label — from --set and from EasyNLP-style flags, in application order.
   std::vector<std::tuple<std::string, std::string, std::string>> sets;
   std::vector<std::pair<std::string, std::string>> user_params;
+  LaunchOptions launch;  // --nproc_per_node and friends
 };
 
 // One EasyNLP/EasyTransfer flag and the config key it sets.

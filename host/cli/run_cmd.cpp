@@ -1,6 +1,7 @@
 // run_cmd.cpp: `ethost --app <name> --mode <mode>` — resolve config, configure the runtime, run the app.
 #include <ATen/Parallel.h>
 
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "cli_internal.h"
 #include "config/resolve.h"
 #include "ethost/app.h"
+#include "ethost/dist/process_group.h"
 #include "ethost/error.h"
 #include "ethost/log.h"
 #include "plugin/host_context.h"
@@ -91,8 +93,15 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   PluginLoader loader(index);
   loader.ensure_loaded(app);
 
+  dist::WorldEnv env = dist::WorldEnv::from_environment();
+  WorldInfo world{env.rank, env.world_size, env.local_rank, env.local_world_size};
+  if (env.world_size > 1) {
+    log::set_rank(env.rank);
+    if (env.rank != 0) log::set_console_min_level(log::Level::warn);  // rank 0 logs info to the console
+  }
   int threads = static_cast<int>(root.get_int("runtime.threads"));
-  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == 0)
+    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(env.local_world_size)));
   at::set_num_threads(threads);
   lg.info("ethost ", ET_VERSION_STRING, ": app ", app.decl->key(), " ", app.decl->version, " mode ", o.mode,
           " (", app.file->path, ")");
@@ -102,11 +111,18 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
 
-  HostContext ctx(index, loader, cfg, threads, WorldInfo{});
+  if (env.world_size > 1) {
+    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(root.get_int("distributed.timeout_s") * 1000));
+    dist::set_process_group(dist::ProcessGroup::create(env, timeout, root.get_string("distributed.backend")));
+  }
+  HostContext ctx(index, loader, cfg, threads, world);
   auto instance = ctx.create<App>(o.app, root);
   for (auto* f : loader.loaded())
     lg.debug("loaded plugin ", f->manifest->id, " ", f->manifest->version, " from ", f->path);
   instance->run(parse_mode(o.mode));
+  instance.reset();
+  if (auto* pg = dist::process_group()) pg->barrier();
+  dist::set_process_group(nullptr);
   int sig = g_stop_signal.load();
   if (sig) throw Interrupted(sig);
   return kExitOk;

@@ -26,7 +26,7 @@ std::string last_segment(const std::string& key) {
 Config runtime_defaults() {
   Config c;
   for (auto& s : runtime_specs())
-    if (!s.default_toml.empty()) c.set_from_text("runtime." + s.key, s.default_toml, "defaults of the host");
+    if (!s.default_toml.empty()) c.set_from_text(s.key, s.default_toml, "defaults of the host");
   return c;
 }
 
@@ -36,19 +36,32 @@ const std::vector<ConfigKeySpec>& runtime_specs() {
   static const std::vector<ConfigKeySpec> specs = [] {
     std::vector<ConfigKeySpec> v;
     ConfigKeySpec threads;
-    threads.key = "threads";
+    threads.key = "runtime.threads";
     threads.type = "int";
     threads.default_toml = "0";
     threads.min = 0;
     threads.doc = "LibTorch intra-op threads (0 = all cores); --threads sets it";
     v.push_back(threads);
     ConfigKeySpec level;
-    level.key = "log_level";
+    level.key = "runtime.log_level";
     level.type = "string";
     level.default_toml = "\"info\"";
     level.choices = {"trace", "debug", "info", "warn", "error", "off"};
     level.doc = "console log level; --log-level sets it";
     v.push_back(level);
+    auto add = [&](const char* key, const char* type, const char* def, const char* doc, std::vector<std::string> choices = {}) {
+      ConfigKeySpec s;
+      s.key = key;
+      s.type = type;
+      s.default_toml = def;
+      s.doc = doc;
+      s.choices = std::move(choices);
+      v.push_back(s);
+    };
+    add("distributed.backend", "string", "\"auto\"", "c10d backend: auto (gloo on CPU, nccl for CUDA), gloo, nccl",
+        {"auto", "gloo", "nccl"});
+    add("distributed.timeout_s", "int", "600", "a collective that does not finish in this many seconds fails");
+    add("distributed.bucket_mb", "float", "25.0", "data parallel: gradient bucket size for the all-reduce");
     return v;
   }();
   return specs;
@@ -115,10 +128,7 @@ Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const
 
   // Validate: app keys (+ [runtime]) at the top, each component section against its own schema.
   std::vector<ConfigKeySpec> top = decl.config;
-  for (auto s : runtime_specs()) {
-    s.key = "runtime." + s.key;
-    top.push_back(s);
-  }
+  for (const auto& s : runtime_specs()) top.push_back(s);
   std::vector<std::string> owned;
   for (auto& sec : sections) owned.push_back(sec.prefix);
   validate_config(cfg.view(), top, owned, decl.key());
