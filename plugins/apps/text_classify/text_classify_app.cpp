@@ -79,6 +79,7 @@ class TextClassifyApp final : public App {
     mc.set_string_list("heads", {"sequence_classification"}, src);
     mc.set_string_list("labels", labels.names, src);
     mc.set_string("problem_type", opts_.problem_name(), src);
+    if (int64_t k = root_.get_int("train.activation_checkpointing"); k > 0) mc.set_int("activation_checkpointing", k, src);
     if (model_dir.empty()) {
       mc.set_int("vocab_size", static_cast<int64_t>(tok.vocab().size()), src);
       mc.set_int("pad_token_id", tok.vocab().pad_id(), src);

@@ -90,6 +90,7 @@ BertOptions read_options(const ConfigView& cfg) {
   }
   if (user_set(cfg, "problem_type") || a.problem_type.empty()) a.problem_type = cfg.get_string("problem_type");
   a.fused_kernels = cfg.get_bool("fused_kernels");
+  a.activation_checkpointing = cfg.get_int("activation_checkpointing");
   a.architectures = {o.architecture()};
   return o;
 }

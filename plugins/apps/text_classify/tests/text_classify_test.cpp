@@ -139,6 +139,51 @@ TEST_SUITE("integration.text_classify") {
     for (const char* tag : {"train/loss", "train/lr", "train/samples_per_sec", "eval/accuracy"}) CHECK(contains(py.out, tag));
   }
 
+  TEST_CASE("multi-label and regression train, evaluate and predict") {
+    et::test::TempDir dir("tc_multi");
+    std::string multi, reg;
+    const char* words[] = {"红", "蓝", "绿"};
+    for (int i = 0; i < 96; ++i) {
+      std::string text, labels;
+      for (int k = 0; k < 3; ++k)
+        if ((i >> k) & 1) {
+          text += words[k];
+          labels += std::string(labels.empty() ? "" : ",") + "c" + std::to_string(k);
+        }
+      multi += "今天" + text + "\t" + (labels.empty() ? "c0" : labels) + "\n";
+      reg += "评分" + std::string(words[i % 3]) + "\t" + std::to_string(0.5 * (i % 3)) + "\n";
+    }
+    write_file(dir / "multi.tsv", multi);
+    write_file(dir / "reg.tsv", reg);
+    write_file(dir / "c.toml", tiny_config(dir / "m"));
+    auto r = et::test::run_ethost(app_args(dir / "c.toml", {"--tables", dir / "multi.tsv" + "," + dir / "multi.tsv", "--set",
+                                                            "multi_label=true", "--set", "data.label_enumerate_values=[]",
+                                                            "--set", "train.max_steps=6"}));
+    INFO(r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0));
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.err, "multi_label_classification with 3 label(s): c0, c1, c2"));
+    auto ev = read_jsonl(dir / "m/metrics.jsonl").back();
+    CHECK(ev["event"] == "eval");
+    for (const char* k : {"micro_f1", "macro_f1", "mean_auc", "subset_accuracy"}) CHECK_MESSAGE(ev.contains(k), k);
+    auto p = et::test::run_ethost(app_args(dir / "c.toml", {"--mode", "predict", "--tables", dir / "multi.tsv", "--set",
+                                                            "multi_label=true", "--set", "data.label_enumerate_values=[]",
+                                                            "--outputs", dir / "mp.tsv"}));
+    INFO(p.err);
+    REQUIRE(p.exit_code == 0);
+    auto rows = read_tsv(dir / "mp.tsv");
+    CHECK(rows.size() == 96);
+    CHECK(std::count(rows[0][1].begin(), rows[0][1].end(), ',') == 2);  // three sigmoid probabilities
+
+    write_file(dir / "r.toml", tiny_config(dir / "r"));
+    r = et::test::run_ethost(app_args(dir / "r.toml", {"--tables", dir / "reg.tsv" + "," + dir / "reg.tsv", "--set",
+                                                        "regression=true", "--set", "train.max_steps=6"}));
+    INFO(r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0));
+    REQUIRE(r.exit_code == 0);
+    ev = read_jsonl(dir / "r/metrics.jsonl").back();
+    for (const char* k : {"mse", "pearson", "spearman"}) CHECK_MESSAGE(ev.contains(k), k);
+    CHECK(contains(r.err, "best model chosen on mse (lower is better)"));
+  }
+
   TEST_CASE("evaluate: metrics equal hand-computed values on a fixed prediction set (HF reference model)") {
     // tests/fixtures/tiny_bert predicts LABEL_2 for both texts below (reference.json seq_cls logits). With gold
     // labels 2, 0, 1, 2: accuracy 2/4; macro F1 over the present labels {0,1,2} = (0 + 0 + 2/3) / 3 = 2/9.

@@ -1,0 +1,279 @@
+// distributed_test.cpp: multi-process training through `ethost --nproc_per_node N` on CPU (c10d Gloo) — DDP and
+// ZeRO 1-3 equal one process with the global batch, accumulation equals a larger batch, ZeRO's per-rank memory,
+// ZeRO-2 resume on other world sizes, and a killed worker stopping the whole job.
+#include <torch/torch.h>
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "ethost/io/safetensors.h"
+#include "process.h"
+#include "test_paths.h"
+
+namespace fs = std::filesystem;
+using et::test::contains;
+using et::test::write_file;
+
+namespace {
+
+const std::string kRepo = ETHOST_SOURCE_DIR;
+
+// A tiny BERT classifier on the bundled EPRSTMT data with dropout off (so runs are deterministic functions of
+// the global batch); every step logged.
+std::string dist_config(const std::string& ckpt, const std::string& extra = {}) {
+  return "[data]\ntables = [\"" + kRepo + "/data/eprstmt/train.tsv\", \"" + kRepo +
+         "/data/eprstmt/dev.tsv\"]\ninput_schema = \"text:str:1,label:str:1\"\n"
+         "label_enumerate_values = [\"Negative\", \"Positive\"]\nsequence_length = 32\nvocab_file = \"" + kRepo +
+         "/data/vocab/bert-base-chinese-vocab.txt\"\n"
+         "[model]\nhidden_size = 32\nnum_hidden_layers = 2\nnum_attention_heads = 2\nintermediate_size = 64\n"
+         "max_position_embeddings = 64\nhidden_dropout_prob = 0.0\nattention_probs_dropout_prob = 0.0\n"
+         "[optimizer]\nlearning_rate = 1e-3\n"
+         "[train]\ncheckpoint_dir = \"" + ckpt + "\"\nlogging_steps = 1\nprogress_bar = \"never\"\nmax_steps = 6\n"
+         "tensorboard = false\n" + extra;
+}
+
+struct RunOut {
+  et::test::ProcResult r;
+  std::vector<double> losses;  // per step
+  std::vector<nlohmann::json> events;
+};
+
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// Runs text_classify training with `nproc` workers (0: no launcher) and the given --set overrides.
+RunOut train(const et::test::TempDir& dir, const std::string& name, int nproc, std::vector<std::string> sets,
+             const std::string& extra_toml = {}) {
+  write_file(dir / (name + ".toml"), dist_config(dir / name, extra_toml));
+  std::vector<std::string> args;
+  if (nproc > 0) args = {"--nproc_per_node", std::to_string(nproc)};
+  for (const char* a : {"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--config"})
+    args.push_back(a);
+  args.push_back(dir / (name + ".toml"));
+  if (nproc == 0) args.insert(args.end(), {"--threads", "1"});
+  for (auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  RunOut o;
+  o.r = et::test::run_ethost(args, {}, {}, 300);
+  if (fs::exists(dir / (name + "/metrics.jsonl"))) o.events = read_jsonl(dir / (name + "/metrics.jsonl"));
+  for (auto& e : o.events)
+    if (e["event"] == "train") o.losses.push_back(e["loss"].get<double>());
+  return o;
+}
+
+std::string tail(const std::string& s, size_t n = 3000) { return s.size() > n ? s.substr(s.size() - n) : s; }
+
+// Largest |a-b| over the tensors of two safetensors files (which must have the same keys).
+double max_weight_diff(const std::string& a, const std::string& b) {
+  auto x = et::io::read_safetensors(a), y = et::io::read_safetensors(b);
+  REQUIRE(x.size() == y.size());
+  double d = 0;
+  for (auto& [k, t] : x) {
+    REQUIRE(y.contains(k));
+    d = std::max(d, (t.to(torch::kDouble) - y.at(k).to(torch::kDouble)).abs().max().item<double>());
+  }
+  return d;
+}
+
+void check_same_curve(const RunOut& a, const RunOut& b, double tol) {
+  REQUIRE(a.losses.size() == b.losses.size());
+  REQUIRE(!a.losses.empty());
+  for (size_t i = 0; i < a.losses.size(); ++i) {
+    CAPTURE(i);
+    CHECK(std::abs(a.losses[i] - b.losses[i]) <= tol);
+  }
+}
+
+nlohmann::json last_event(const RunOut& o, const std::string& kind) {
+  for (auto it = o.events.rbegin(); it != o.events.rend(); ++it)
+    if ((*it)["event"] == kind) return *it;
+  return {};
+}
+
+std::vector<int> children_of(int pid) {
+  std::vector<int> out;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string n = e.path().filename().string();
+    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream ss(stat.substr(close + 2));
+    char state;
+    int ppid = 0;
+    ss >> state >> ppid;
+    if (ppid == pid) out.push_back(std::stoi(n));
+  }
+  return out;
+}
+
+bool alive(int pid) { return kill(pid, 0) == 0; }
+
+}  // namespace
+
+TEST_SUITE("integration.distributed") {
+  TEST_CASE("DDP and ZeRO 1-3 on 2 ranks match 1 rank with the global batch; accumulation matches a larger batch") {
+    et::test::TempDir dir("dist_eq");
+    auto base = train(dir, "base", 0, {"train.micro_batch_size=8"});
+    INFO(tail(base.r.err));
+    REQUIRE(base.r.exit_code == 0);
+    REQUIRE(base.losses.size() == 6);
+    const std::string base_w = dir / "base/checkpoint-6/model.safetensors";
+
+    {  // gradient accumulation 2 x 4 equals batch 8
+      auto acc = train(dir, "acc", 0, {"train.micro_batch_size=4", "train.gradient_accumulation_steps=2"});
+      INFO(tail(acc.r.err));
+      REQUIRE(acc.r.exit_code == 0);
+      check_same_curve(base, acc, 1e-5);
+      CHECK(max_weight_diff(base_w, dir / "acc/checkpoint-6/model.safetensors") < 1e-5);
+    }
+    for (int stage : {0, 1, 2, 3}) {
+      {
+        CAPTURE(stage);
+        std::string name = "z" + std::to_string(stage);
+        auto d = train(dir, name, 2, {"train.micro_batch_size=4", "train.zero_stage=" + std::to_string(stage)});
+        INFO(tail(d.r.err));
+        REQUIRE(d.r.exit_code == 0);
+        CHECK(contains(d.r.err, "[rank 0]"));
+        CHECK(contains(d.r.err, "world size 2"));
+        if (stage > 0) CHECK(contains(d.r.err, "ZeRO stage " + std::to_string(stage)));
+        check_same_curve(base, d, 1e-5);
+        CHECK(max_weight_diff(base_w, dir / (name + "/checkpoint-6/model.safetensors")) < 1e-5);
+        // Rank 0 alone writes outputs; metrics are reduced over ranks (the eval event exists once).
+        CHECK(fs::exists(dir / (name + "/checkpoint-6/train_state/optimizer.safetensors")));
+      }
+    }
+    {  // 2 ranks x 2 with accumulation 2 equals batch 8
+      auto d = train(dir, "dacc", 2, {"train.micro_batch_size=2", "train.gradient_accumulation_steps=2"});
+      INFO(tail(d.r.err));
+      REQUIRE(d.r.exit_code == 0);
+      check_same_curve(base, d, 1e-5);
+      CHECK(max_weight_diff(base_w, dir / "dacc/checkpoint-6/model.safetensors") < 1e-5);
+    }
+  }
+
+  TEST_CASE("ZeRO 1/2/3 on 4 ranks hold about 1/4 of the optimizer state (and gradients, parameters) per rank") {
+    et::test::TempDir dir("dist_mem");
+    std::map<int, nlohmann::json> mem;
+    for (int stage : {0, 1, 2, 3}) {
+      auto d = train(dir, "m" + std::to_string(stage), 4,
+                     {"train.micro_batch_size=2", "train.max_steps=2", "train.zero_stage=" + std::to_string(stage)});
+      INFO(tail(d.r.err));
+      REQUIRE(d.r.exit_code == 0);
+      mem[stage] = last_event(d, "memory");
+      REQUIRE(!mem[stage].is_null());
+      CHECK(contains(d.r.err, "memory held by this rank"));
+    }
+    auto ratio = [&](int stage, const char* key) {
+      return mem[stage][key].get<double>() / mem[0][key].get<double>();
+    };
+    CAPTURE(mem[0].dump());
+    for (int stage : {1, 2, 3}) {
+      CAPTURE(stage);
+      CAPTURE(mem[stage].dump());
+      CHECK(ratio(stage, "optimizer_state_bytes") == doctest::Approx(0.25).epsilon(0.05));
+      if (stage >= 2) CHECK(ratio(stage, "gradient_bytes") == doctest::Approx(0.25).epsilon(0.05));
+      else CHECK(ratio(stage, "gradient_bytes") == doctest::Approx(1.0).epsilon(0.01));
+      if (stage == 3) CHECK(ratio(stage, "parameter_bytes") == doctest::Approx(0.25).epsilon(0.05));
+    }
+  }
+
+  TEST_CASE("a 2-rank ZeRO-2 checkpoint resumes on 1 and on 4 ranks with the same losses") {
+    et::test::TempDir dir("dist_resume");
+    auto full = train(dir, "full", 2,
+                      {"train.micro_batch_size=4", "train.zero_stage=2", "train.max_steps=8", "train.save_checkpoint_steps=4"});
+    INFO(tail(full.r.err));
+    REQUIRE(full.r.exit_code == 0);
+    REQUIRE(full.losses.size() == 8);
+    for (int ranks : {1, 4}) {
+      CAPTURE(ranks);
+      std::string name = "r" + std::to_string(ranks);
+      fs::create_directories(dir / name);
+      fs::copy(dir / "full/checkpoint-4", dir / (name + "/checkpoint-4"), fs::copy_options::recursive);
+      auto r = train(dir, name, ranks == 1 ? 0 : ranks,
+                     {"train.micro_batch_size=" + std::to_string(8 / ranks), "train.zero_stage=2", "train.max_steps=8",
+                      "train.save_checkpoint_steps=4", "train.resume_from_checkpoint=latest"});
+      INFO(tail(r.r.err));
+      REQUIRE(r.r.exit_code == 0);
+      CHECK(contains(r.r.err, "resumed from "));
+      REQUIRE(r.losses.size() == 4);  // steps 5..8
+      std::vector<double> tail_full(full.losses.begin() + 4, full.losses.end());
+      for (size_t i = 0; i < 4; ++i) {
+        CAPTURE(i);
+        CHECK(std::abs(r.losses[i] - tail_full[i]) <= 1e-5);
+      }
+      CHECK(max_weight_diff(dir / "full/checkpoint-8/model.safetensors", dir / (name + "/checkpoint-8/model.safetensors")) <
+            1e-5);
+    }
+  }
+
+  TEST_CASE("killing one worker stops the job with a message naming the rank, and leaves no process behind") {
+    et::test::TempDir dir("dist_kill");
+    write_file(dir / "k.toml", dist_config(dir / "k"));
+    std::vector<std::string> argv{ETHOST_EXE, "--nproc_per_node", "2", "--worker_timeout", "5", "--no-default-plugins",
+                                  "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--config", dir / "k.toml",
+                                  "--set", "train.max_steps=100000", "--set", "train.save_checkpoint_steps=2",
+                                  "--set", "train.micro_batch_size=4"};
+    int launcher = et::test::spawn_background(argv, dir / "log", {{"ETHOST_PLUGIN_PATH", ""}});
+    // Wait (polling the file system, bounded) until training is under way on both ranks.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!fs::exists(dir / "k/checkpoint-2/train_state/trainer_state.json") && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(fs::exists(dir / "k/checkpoint-2/train_state/trainer_state.json"));
+    auto workers = children_of(launcher);
+    REQUIRE(workers.size() == 2);
+    std::sort(workers.begin(), workers.end());  // forked in rank order: the second is rank 1
+    auto t0 = std::chrono::steady_clock::now();
+    kill(workers[1], SIGKILL);
+    int status = et::test::wait_child(launcher);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string log = et::test::read_file(dir / "log");
+    INFO(tail(log));
+    CHECK(status != 0);
+    CHECK(took < 5 + 10);  // the worker timeout plus slack
+    CHECK(contains(log, "rank 1"));
+    CHECK(contains(log, "killed by signal 9"));
+    for (int w : workers) CHECK_FALSE(alive(w));
+  }
+
+  TEST_CASE("bf16 autocast with activation checkpointing trains (fp32 master weights)") {
+    et::test::TempDir dir("bf16");
+    auto base = train(dir, "fp32", 0, {"train.micro_batch_size=8", "train.max_steps=12"});
+    auto r = train(dir, "bf16", 0, {"train.micro_batch_size=8", "train.max_steps=12", "train.precision=bf16",
+                                    "train.activation_checkpointing=1"});
+    INFO(tail(r.r.err));
+    REQUIRE(r.r.exit_code == 0);
+    CHECK(contains(r.r.err, "precision bf16"));
+    REQUIRE(r.losses.size() == 12);
+    REQUIRE(base.losses.size() == 12);
+    // bf16 rounding changes the numbers a little, not the trajectory.
+    for (size_t i = 0; i < 12; ++i) {
+      CAPTURE(i);
+      CHECK(std::abs(r.losses[i] - base.losses[i]) < 0.05);
+    }
+    CHECK(r.losses.back() != base.losses.back());  // autocast really ran in lower precision
+    // The saved weights are fp32 (master weights), in HF layout.
+    auto w = et::io::read_safetensors(dir / "bf16/checkpoint-12/model.safetensors");
+    for (auto& [k, t] : w)
+      if (t.is_floating_point()) CHECK_MESSAGE(bool(t.scalar_type() == torch::kFloat), k);
+  }
+}
