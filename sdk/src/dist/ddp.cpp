@@ -34,6 +34,8 @@ struct DataParallel::Impl {
   std::vector<Bucket> buckets;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // keep the hooked nodes alive
   bool sync = true;
+  size_t next_bucket = 0;  // buckets are launched strictly in index order: every rank must issue the same
+                           // sequence of collectives, whatever order its gradients became ready in
   std::mutex mu;
   CommStats stats;
 
@@ -61,7 +63,8 @@ struct DataParallel::Impl {
     if (!sync || ready[i]) return;
     ready[i] = true;
     Bucket& b = buckets[bucket_of[i]];
-    if (--b.pending == 0) launch(b);
+    if (--b.pending > 0) return;
+    while (next_bucket < buckets.size() && buckets[next_bucket].pending == 0) launch(buckets[next_bucket++]);
   }
 };
 
@@ -132,8 +135,8 @@ void DataParallel::finish_backward() {
   {
     std::lock_guard<std::mutex> lock(m.mu);
     if (!m.sync) return;
-    for (auto& b : m.buckets)
-      if (!b.launched) m.launch(b);  // unused parameters (or hooks that never fired)
+    // The rest, in order: buckets holding unused parameters (no gradient: counted as zeros), and any after them.
+    while (m.next_bucket < m.buckets.size()) m.launch(m.buckets[m.next_bucket++]);
   }
   torch::NoGradGuard no_grad;
   for (auto& b : m.buckets) {
@@ -154,6 +157,7 @@ void DataParallel::finish_backward() {
     b.launched = false;
     b.pending = b.params.size();
   }
+  m.next_bucket = 0;
 }
 
 const CommStats& DataParallel::stats() const { return impl_->stats; }

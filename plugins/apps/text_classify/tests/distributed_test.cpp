@@ -150,12 +150,16 @@ TEST_SUITE("integration.distributed") {
       {
         CAPTURE(stage);
         std::string name = "z" + std::to_string(stage);
-        auto d = train(dir, name, 2, {"train.micro_batch_size=4", "train.zero_stage=" + std::to_string(stage)});
+        // DDP with 0.25 MB buckets: ~10 buckets, launched in order from the hooks while backward runs.
+        std::vector<std::string> sets{"train.micro_batch_size=4", "train.zero_stage=" + std::to_string(stage)};
+        if (stage == 0) sets.push_back("distributed.bucket_mb=0.25");
+        auto d = train(dir, name, 2, sets);
         INFO(tail(d.r.err));
         REQUIRE(d.r.exit_code == 0);
         CHECK(contains(d.r.err, "[rank 0]"));
         CHECK(contains(d.r.err, "world size 2"));
         if (stage > 0) CHECK(contains(d.r.err, "ZeRO stage " + std::to_string(stage)));
+        if (stage == 0) CHECK(contains(d.r.err, " buckets of <= 0.25 MB"));
         check_same_curve(base, d, 1e-5);
         CHECK(max_weight_diff(base_w, dir / (name + "/checkpoint-6/model.safetensors")) < 1e-5);
         // Rank 0 alone writes outputs; metrics are reduced over ranks (the eval event exists once).
@@ -176,7 +180,8 @@ TEST_SUITE("integration.distributed") {
     std::map<int, nlohmann::json> mem;
     for (int stage : {0, 1, 2, 3}) {
       auto d = train(dir, "m" + std::to_string(stage), 4,
-                     {"train.micro_batch_size=2", "train.max_steps=2", "train.zero_stage=" + std::to_string(stage)});
+                     {"train.micro_batch_size=2", "train.max_steps=2", "train.zero_stage=" + std::to_string(stage),
+                      "distributed.bucket_mb=0.5"});
       INFO(tail(d.r.err));
       REQUIRE(d.r.exit_code == 0);
       mem[stage] = last_event(d, "memory");
