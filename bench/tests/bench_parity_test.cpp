@@ -1,0 +1,48 @@
+// bench_parity_test.cpp: ethost-bench compares like with like — its Python eager baseline computes the same logits
+// as model/bert (fused kernels on and off) on the same weights and inputs (max abs diff <= 1e-4, fp32).
+#include <torch/torch.h>
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "process.h"
+#include "test_paths.h"
+
+TEST_SUITE("integration.bench_parity") {
+  TEST_CASE("ethost-bench --quick --parity-only: C++ and Python logits agree") {
+    const std::string exe = ETHOST_BINARY_DIR "/bin/ethost-bench";
+    if (!std::filesystem::exists(exe)) {
+      // Builds without the bench (ETHOST_CORE_ONLY) have neither the bench nor model/bert.
+      REQUIRE_MESSAGE(!std::filesystem::exists(ETHOST_PLUGIN_DIR "/bert.so"), "ethost-bench is not built: " << exe);
+      MESSAGE("ethost-bench not built in this configuration; skipped");
+      return;
+    }
+    et::test::TempDir dir("bench_parity");
+    const std::string out = dir / "parity.json";
+    auto r = et::test::run_process({exe, "--quick", "--parity-only", "--threads", "2", "--json", out, "--keep",
+                                    dir / "work"},
+                                   {}, {}, 120.0);
+    INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 0);
+    CHECK(et::test::contains(r.out, "logits max abs diff C++ vs Python"));
+    std::ifstream in(out);
+    REQUIRE(in.good());
+    auto j = nlohmann::json::parse(in);
+    REQUIRE(j["configs"].size() == 1);
+    const auto& p = j["configs"][0]["parity"];
+    CHECK(j["configs"][0]["name"] == "tiny");
+    const double fused = p["logits_max_abs_diff_fused_vs_python"].get<double>();
+    const double aten = p["logits_max_abs_diff_aten_vs_python"].get<double>();
+    CHECK(fused >= 0.0);
+    CHECK(fused <= 1e-4);
+    CHECK(aten >= 0.0);
+    CHECK(aten <= 1e-4);
+    // The same optimizer hyper-parameters: after one AdamW step the losses still agree.
+    CHECK(p["train_loss_max_abs_diff"].get<double>() <= 1e-4);
+    CHECK(j["parity_ok"] == true);
+    CHECK(j["python"]["threads"] == 2);
+  }
+}
