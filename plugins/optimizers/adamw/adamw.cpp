@@ -1,4 +1,5 @@
 // adamw.cpp: optimizer/adamw — torch.optim.AdamW's update (decoupled decay, bias correction) over named groups.
+#include <ethost/kernels/fused_adamw.h>
 #include <ethost/sdk.h>
 #include <torch/torch.h>
 
@@ -15,8 +16,8 @@ struct Slot {
 
 class AdamW final : public et::Optimizer {
  public:
-  AdamW(std::vector<Slot> slots, double lr, double b1, double b2, double eps)
-      : slots_(std::move(slots)), lr_(lr), beta1_(b1), beta2_(b2), eps_(eps) {}
+  AdamW(std::vector<Slot> slots, double lr, double b1, double b2, double eps, bool fused)
+      : slots_(std::move(slots)), lr_(lr), beta1_(b1), beta2_(b2), eps_(eps), fused_(fused) {}
 
   void step() override {
     torch::NoGradGuard no_grad;
@@ -28,12 +29,36 @@ class AdamW final : public et::Optimizer {
     for (auto& s : slots_) {
       const at::Tensor& g = s.param.grad();
       if (!g.defined()) continue;
+      if (fused_ && fused_step(s, g)) continue;
       if (s.weight_decay != 0.0) s.param.mul_(1.0 - lr_ * s.weight_decay);
       s.exp_avg.mul_(beta1_).add_(g, 1.0 - beta1_);
       s.exp_avg_sq.mul_(beta2_).addcmul_(g, g, 1.0 - beta2_);
       auto denom = (s.exp_avg_sq.sqrt() / bc2_sqrt).add_(eps_);
       s.param.addcdiv_(s.exp_avg, denom, -step_size);
     }
+  }
+
+  // One pass over p, g, m, v (ethost/kernels/fused_adamw.h) when all four are contiguous float or double tensors
+  // of one dtype; false: the caller runs the ATen ops.
+  bool fused_step(Slot& s, const at::Tensor& g) {
+    const auto dt = s.param.scalar_type();
+    if ((dt != at::kFloat && dt != at::kDouble) || g.scalar_type() != dt || !s.param.is_contiguous() ||
+        !g.is_contiguous() || !s.exp_avg.is_contiguous() || !s.exp_avg_sq.is_contiguous() || !s.param.is_cpu())
+      return false;
+    et::kernels::AdamWHyper h;
+    h.lr = lr_;
+    h.beta1 = beta1_;
+    h.beta2 = beta2_;
+    h.eps = eps_;
+    h.weight_decay = s.weight_decay;
+    h.step = step_;
+    if (dt == at::kFloat)
+      et::kernels::adamw_update(s.param.data_ptr<float>(), g.data_ptr<float>(), s.exp_avg.data_ptr<float>(),
+                                s.exp_avg_sq.data_ptr<float>(), s.param.numel(), h);
+    else
+      et::kernels::adamw_update(s.param.data_ptr<double>(), g.data_ptr<double>(), s.exp_avg.data_ptr<double>(),
+                                s.exp_avg_sq.data_ptr<double>(), s.param.numel(), h);
+    return true;
   }
 
   void zero_grad() override {
@@ -73,7 +98,7 @@ class AdamW final : public et::Optimizer {
     size_t decayed = 0;
     for (auto& s : slots_) decayed += s.weight_decay != 0.0;
     std::ostringstream os;
-    os << "adamw(lr=" << lr_ << ", betas=(" << beta1_ << ", " << beta2_ << "), eps=" << eps_ << ", weight decay on "
+    os << (fused_ ? "adamw[fused](lr=" : "adamw(lr=") << lr_ << ", betas=(" << beta1_ << ", " << beta2_ << "), eps=" << eps_ << ", weight decay on "
        << decayed << "/" << slots_.size() << " tensors)";
     return os.str();
   }
@@ -81,6 +106,7 @@ class AdamW final : public et::Optimizer {
  private:
   std::vector<Slot> slots_;
   double lr_, beta1_, beta2_, eps_;
+  bool fused_;
   int64_t step_ = 0;
 };
 
@@ -92,7 +118,8 @@ class AdamWFactory final : public et::OptimizerFactory {
         b1_(c.get_double("beta1")),
         b2_(c.get_double("beta2")),
         eps_(c.get_double("eps")),
-        no_decay_(c.get_string_list("no_decay")) {}
+        no_decay_(c.get_string_list("no_decay")),
+        fused_(c.get_bool("fused")) {}
 
   std::unique_ptr<et::Optimizer> make(std::vector<et::ParamGroup> groups) override {
     std::vector<Slot> slots;
@@ -107,12 +134,13 @@ class AdamWFactory final : public et::OptimizerFactory {
                          decay ? wd : 0.0});
       }
     }
-    return std::make_unique<AdamW>(std::move(slots), lr_, b1_, b2_, eps_);
+    return std::make_unique<AdamW>(std::move(slots), lr_, b1_, b2_, eps_, fused_);
   }
 
  private:
   double lr_, wd_, b1_, b2_, eps_;
   std::vector<std::string> no_decay_;
+  bool fused_;
 };
 
 }  // namespace

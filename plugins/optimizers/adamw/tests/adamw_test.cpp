@@ -14,10 +14,11 @@ namespace {
 struct Run {
   at::Tensor w, b;
   std::unique_ptr<et::Optimizer> opt;
-  Run() {
+  explicit Run(bool fused = true) {
     w = torch::sin(torch::arange(12, torch::kFloat)).reshape({3, 4}).set_requires_grad(true);
     b = torch::cos(torch::arange(4, torch::kFloat)).set_requires_grad(true);
-    auto f = et::test::plugin_host().optimizer("adamw", "weight_decay = 0.01\nlearning_rate = 0.01\n");
+    auto f = et::test::plugin_host().optimizer(
+        "adamw", std::string("weight_decay = 0.01\nlearning_rate = 0.01\nfused = ") + (fused ? "true" : "false") + "\n");
     et::ParamGroup g;
     g.names = {"layer.dense.weight", "layer.dense.bias"};
     g.params = {w, b};
@@ -34,18 +35,22 @@ struct Run {
 }  // namespace
 
 TEST_SUITE("plugin.adamw") {
-  TEST_CASE("matches torch.optim.AdamW over 5 steps with changing lr; no decay on the bias") {
+  TEST_CASE("matches torch.optim.AdamW over 5 steps with changing lr; no decay on the bias (fused and ATen paths)") {
     auto golden = et::test::read_json(ETHOST_FIXTURES_DIR "/optim/adamw_golden.json");
-    Run r;
-    auto lrs = golden["lrs"].get<std::vector<double>>();
-    for (size_t s = 0; s < lrs.size(); ++s) r.step(int(s), lrs[s]);
-    CHECK(et::test::max_abs_diff(r.w, et::test::tensor_from_json(golden["weight"])) <= 1e-6);
-    CHECK(et::test::max_abs_diff(r.b, et::test::tensor_from_json(golden["bias"])) <= 1e-6);
-    auto st = r.opt->state();
-    CHECK(et::test::max_abs_diff(st.at("exp_avg.layer.dense.weight"), et::test::tensor_from_json(golden["exp_avg_weight"])) <= 1e-6);
-    CHECK(et::test::max_abs_diff(st.at("exp_avg_sq.layer.dense.bias"), et::test::tensor_from_json(golden["exp_avg_sq_bias"])) <= 1e-7);
-    CHECK(st.at("step").item<int64_t>() == 5);
-    CHECK(et::test::contains(r.opt->describe(), "weight decay on 1/2"));
+    for (bool fused : {true, false}) {
+      CAPTURE(fused);
+      Run r(fused);
+      auto lrs = golden["lrs"].get<std::vector<double>>();
+      for (size_t s = 0; s < lrs.size(); ++s) r.step(int(s), lrs[s]);
+      CHECK(et::test::max_abs_diff(r.w, et::test::tensor_from_json(golden["weight"])) <= 1e-6);
+      CHECK(et::test::max_abs_diff(r.b, et::test::tensor_from_json(golden["bias"])) <= 1e-6);
+      auto st = r.opt->state();
+      CHECK(et::test::max_abs_diff(st.at("exp_avg.layer.dense.weight"), et::test::tensor_from_json(golden["exp_avg_weight"])) <= 1e-6);
+      CHECK(et::test::max_abs_diff(st.at("exp_avg_sq.layer.dense.bias"), et::test::tensor_from_json(golden["exp_avg_sq_bias"])) <= 1e-7);
+      CHECK(st.at("step").item<int64_t>() == 5);
+      CHECK(et::test::contains(r.opt->describe(), "weight decay on 1/2"));
+      CHECK(et::test::contains(r.opt->describe(), fused ? "adamw[fused]" : "adamw("));
+    }
   }
 
   TEST_CASE("state save/restore continues bit-identically") {
