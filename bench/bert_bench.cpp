@@ -169,10 +169,11 @@ struct Optim {
   std::unique_ptr<et::Optimizer> opt;
 };
 
-// optimizer/adamw with its defaults over every trainable parameter, named as the trainer names them.
-Optim make_optimizer(Host& h, et::Model& m) {
+// optimizer/adamw with its defaults (fused update on or off, like the model's kernels) over every trainable parameter, named as the trainer names them.
+Optim make_optimizer(Host& h, et::Model& m, bool fused) {
   Optim o;
-  o.factory = h.ctx->create<et::OptimizerFactory>("adamw", h.section("optimizer", "adamw", "").view());
+  o.factory = h.ctx->create<et::OptimizerFactory>(
+      "adamw", h.section("optimizer", "adamw", fused ? "fused = true" : "fused = false").view());
   et::ParamGroup g;
   for (const auto& p : m.module().named_parameters())
     if (p.value().requires_grad()) {
@@ -287,7 +288,7 @@ ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::s
   if (train.iters > 0) {
     auto m = h.model(model_toml(dir, fused));
     m->module().train();
-    auto o = make_optimizer(h, *m);
+    auto o = make_optimizer(h, *m, fused);
     std::vector<et::TensorMap> batches;
     for (const auto& b : in.train) batches.push_back(as_inputs(b, true));
     size_t i = 0;
@@ -327,7 +328,7 @@ CppParity cpp_parity(Host& h, const Inputs& in, const std::string& dir, bool fus
   }
   auto m = h.model(model_toml(dir, fused, true));
   m->module().train();
-  auto o = make_optimizer(h, *m);
+  auto o = make_optimizer(h, *m, fused);
   auto inputs = as_inputs(in.parity, true);
   p.losses.push_back(train_step(*m, *o.opt, inputs, false).item<double>());
   o.opt->zero_grad();

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "fused_dropout.h"
+
 namespace et::nn {
 
 at::Tensor extended_attention_mask(const at::Tensor& attention_mask, at::ScalarType dtype) {
@@ -35,7 +37,7 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
   if (ext_mask.defined()) scores = scores + ext_mask;
   auto probs = torch::softmax(scores, -1);
   if (probs_out) *probs_out = probs;
-  probs = dropout(probs);
+  probs = nn::dropout(probs, dropout->options.p(), is_training(), fused);
   auto ctx = torch::matmul(probs, v);
   return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
 }
@@ -48,7 +50,7 @@ ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_fe
 }
 
 at::Tensor ResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
-  return LayerNorm(dropout(dense(hidden)) + residual);
+  return LayerNorm(nn::dropout(dense(hidden), dropout->options.p(), is_training(), fused) + residual);
 }
 
 AttentionImpl::AttentionImpl(const TransformerConfig& c) {

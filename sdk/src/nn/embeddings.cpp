@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include "fused_dropout.h"
+
 namespace et::nn {
 
 EmbeddingsImpl::EmbeddingsImpl(const TransformerConfig& c) : cfg(c) {
@@ -34,7 +36,7 @@ at::Tensor EmbeddingsImpl::forward(const at::Tensor& input_ids, const at::Tensor
   auto types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
   auto x = word_embeddings(input_ids) + token_type_embeddings(types);
   x = x + position_embeddings(pos);
-  return dropout(LayerNorm(x));
+  return nn::dropout(LayerNorm(x), dropout->options.p(), is_training(), cfg.fused_kernels);
 }
 
 }  // namespace et::nn
