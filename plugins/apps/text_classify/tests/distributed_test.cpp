@@ -264,10 +264,11 @@ TEST_SUITE("integration.distributed") {
     et::test::TempDir dir("bf16");
     auto base = train(dir, "fp32", 0, {"train.micro_batch_size=8", "train.max_steps=12"});
     auto r = train(dir, "bf16", 0, {"train.micro_batch_size=8", "train.max_steps=12", "train.precision=bf16",
-                                    "train.activation_checkpointing=1"});
+                                    "train.activation_checkpointing=1", "train.offload_optimizer=true"});
     INFO(tail(r.r.err));
     REQUIRE(r.r.exit_code == 0);
     CHECK(contains(r.r.err, "precision bf16"));
+    CHECK(contains(r.r.err, "offload_optimizer: no-op on this CPU build"));  // says so instead of pretending
     REQUIRE(r.losses.size() == 12);
     REQUIRE(base.losses.size() == 12);
     // bf16 rounding changes the numbers a little, not the trajectory.
@@ -276,6 +277,10 @@ TEST_SUITE("integration.distributed") {
       CHECK(std::abs(r.losses[i] - base.losses[i]) < 0.05);
     }
     CHECK(r.losses.back() != base.losses.back());  // autocast really ran in lower precision
+    // fp16 needs a CUDA LibTorch: refused with a message and the config exit code, not silently run in fp32.
+    auto f16 = train(dir, "fp16", 0, {"train.max_steps=2", "train.precision=fp16"});
+    CHECK(f16.r.exit_code == 2);
+    CHECK(contains(f16.r.err, "needs a CUDA build of LibTorch"));
     // The saved weights are fp32 (master weights), in HF layout.
     auto w = et::io::read_safetensors(dir / "bf16/checkpoint-12/model.safetensors");
     for (auto& [k, t] : w)
