@@ -32,6 +32,15 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(f);
 }
 
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
 double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
 }

@@ -17,10 +17,12 @@
 
 #include "ethost/io/safetensors.h"
 #include "process.h"
+#include "tensor_json.h"
 #include "test_paths.h"
 
 namespace fs = std::filesystem;
 using et::test::contains;
+using et::test::read_jsonl;
 using et::test::write_file;
 
 namespace {
@@ -46,15 +48,6 @@ struct RunOut {
   std::vector<double> losses;  // per step
   std::vector<nlohmann::json> events;
 };
-
-std::vector<nlohmann::json> read_jsonl(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
 
 // Runs text_classify training with `nproc` workers (0: no launcher) and the given --set overrides.
 RunOut train(const et::test::TempDir& dir, const std::string& name, int nproc, std::vector<std::string> sets,

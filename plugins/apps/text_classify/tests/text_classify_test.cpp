@@ -18,6 +18,7 @@
 
 namespace fs = std::filesystem;
 using et::test::contains;
+using et::test::read_jsonl;
 using et::test::read_file;
 using et::test::write_file;
 
@@ -43,15 +44,6 @@ std::vector<std::string> app_args(const std::string& config, std::vector<std::st
                              "--config", config};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
-}
-
-std::vector<nlohmann::json> read_jsonl(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-  return out;
 }
 
 std::vector<std::vector<std::string>> read_tsv(const std::string& path) {
