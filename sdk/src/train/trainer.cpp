@@ -307,16 +307,22 @@ struct Trainer::Impl {
 
   TrainResult fit() {
     fs::create_directories(o.checkpoint_dir);
+    std::string resume_dir;
+    if (!o.resume_from_checkpoint.empty()) resume_dir = resolve_resume_dir(o.resume_from_checkpoint, o.checkpoint_dir);
     if (world.is_main()) {
-      metrics_log = std::make_unique<MetricsLog>(o.checkpoint_dir + "/metrics.jsonl");
+      // A resumed run continues metrics.jsonl; a fresh run in a used directory keeps the old file aside instead
+      // of mixing two runs' events in one file.
+      const std::string mpath = o.checkpoint_dir + "/metrics.jsonl";
+      std::error_code ec;
+      if (resume_dir.empty() && fs::exists(mpath, ec)) {
+        fs::rename(mpath, o.checkpoint_dir + "/metrics.previous.jsonl", ec);
+        log.info("a previous run's metrics.jsonl was moved to metrics.previous.jsonl");
+      }
+      metrics_log = std::make_unique<MetricsLog>(mpath);
       if (o.tensorboard) tb = std::make_unique<TensorBoardWriter>(o.checkpoint_dir + "/tb");
     }
     torch::manual_seed(static_cast<uint64_t>(o.seed));
-    std::string resume_dir;
-    if (!o.resume_from_checkpoint.empty()) {
-      resume_dir = resolve_resume_dir(o.resume_from_checkpoint, o.checkpoint_dir);
-      model.load(resume_dir);
-    }
+    if (!resume_dir.empty()) model.load(resume_dir);
     build_optimizer();
     st.base_lr = optimizer->lr();
     if (!resume_dir.empty()) {

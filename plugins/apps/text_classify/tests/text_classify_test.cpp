@@ -131,6 +131,28 @@ TEST_SUITE("integration.text_classify") {
     for (const char* tag : {"train/loss", "train/lr", "train/samples_per_sec", "eval/accuracy"}) CHECK(contains(py.out, tag));
   }
 
+  TEST_CASE("a fresh run in a used directory starts a new metrics.jsonl; a resumed run continues it") {
+    et::test::TempDir dir("tc_metrics");
+    write_file(dir / "c.toml", tiny_config(dir / "out"));
+    auto count_train = [&](const std::string& f) {
+      int n = 0;
+      for (auto& e : read_jsonl(f)) n += e["event"] == "train";
+      return n;
+    };
+    for (int run = 0; run < 2; ++run) {
+      auto r = et::test::run_ethost(app_args(dir / "c.toml", {"--set", "train.max_steps=2"}));
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+    }
+    CHECK(count_train(dir / "out/metrics.jsonl") == 1);  // logging_steps = 2: one train event per run
+    CHECK(count_train(dir / "out/metrics.previous.jsonl") == 1);
+    auto r = et::test::run_ethost(app_args(dir / "c.toml", {"--set", "train.max_steps=4", "--set",
+                                                            "train.resume_from_checkpoint=latest"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(count_train(dir / "out/metrics.jsonl") == 2);
+  }
+
   TEST_CASE("multi-label and regression train, evaluate and predict") {
     et::test::TempDir dir("tc_multi");
     std::string multi, reg;
