@@ -1,7 +1,6 @@
 // bert_bench.cpp: ethost-bench — BERT training and inference speed of model/bert + optimizer/adamw (loaded as
 // plugins, fused kernels on and off) against a plain PyTorch eager BERT (bench/baseline/bert_eager.py) measured in
 // the same run, on the same weights, inputs and thread count, after a logits parity check.
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "ethost/error.h"
 #include "ethost/io/safetensors.h"
 #include "ethost/log.h"
+#include "ethost/train/autocast.h"
 #include "plugin/host_context.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_index.h"
@@ -193,31 +193,6 @@ json optimizer_hparams(Host& h) {
           {"eps", v.get_double("eps")},                     {"no_decay", v.get_string_list("no_decay")}};
 }
 
-// CPU autocast to bf16 around a forward pass (fp32 master weights); the cast cache is cleared after.
-class Autocast {
- public:
-  explicit Autocast(bool on) : on_(on) {
-    if (!on_) return;
-    prev_ = at::autocast::is_cpu_enabled();
-    prev_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~Autocast() {
-    if (!on_) return;
-    at::autocast::set_cpu_enabled(prev_);
-    at::autocast::set_autocast_cpu_dtype(prev_dtype_);
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  }
-  Autocast(const Autocast&) = delete;
-  Autocast& operator=(const Autocast&) = delete;
-
- private:
-  bool on_, prev_ = false;
-  at::ScalarType prev_dtype_ = at::kBFloat16;
-};
-
 et::TensorMap as_inputs(const Batch& b, bool labels) {
   et::TensorMap m{{"input_ids", b.input_ids}, {"attention_mask", b.attention_mask}, {"token_type_ids", b.token_type_ids}};
   if (labels) m["labels"] = b.labels;
@@ -228,7 +203,7 @@ at::Tensor train_step(et::Model& m, et::Optimizer& opt, const et::TensorMap& in,
   opt.zero_grad();
   at::Tensor loss;
   {
-    Autocast ac(bf16);
+    et::train::Bf16Autocast ac(bf16);
     loss = m.forward(in).at("loss");
   }
   loss.backward();
@@ -305,7 +280,7 @@ ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::s
       *series = timed(
           [&] {
             torch::NoGradGuard no_grad;
-            Autocast ac(bf16);
+            et::train::Bf16Autocast ac(bf16);
             m->forward(inputs);
           },
           it, batch);
@@ -358,7 +333,7 @@ std::vector<ImplResult> measure_ethost_pair(Host& h, const Spec& s, const Inputs
       auto inputs = as_inputs(*b, false);
       auto fwd = [&](et::Model& m) {
         torch::NoGradGuard no_grad;
-        Autocast ac(bf16);
+        et::train::Bf16Autocast ac(bf16);
         m.forward(inputs);
       };
       alternate([&] { fwd(*m0); }, [&] { fwd(*m1); }, it, batch, which == 0 ? r[0].infer : r[0].latency,

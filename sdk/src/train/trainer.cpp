@@ -2,7 +2,6 @@
 // and (one code path) data parallelism, ZeRO and mixed precision.
 #include "ethost/train/trainer.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -17,6 +16,7 @@
 #include "ethost/dist/zero.h"
 #include "ethost/error.h"
 #include "ethost/log.h"
+#include "ethost/train/autocast.h"
 #include "ethost/train/grad_scaler.h"
 #include "ethost/train/lr_schedule.h"
 #include "ethost/train/metrics_log.h"
@@ -76,22 +76,6 @@ bool lower_is_better(const std::string& metric) {
   return metric.find("loss") != std::string::npos || metric.find("mse") != std::string::npos ||
          metric.find("mae") != std::string::npos || metric.find("error") != std::string::npos;
 }
-
-// bf16 autocast on CPU for the forward pass (and the loss), restored on scope exit.
-struct AutocastScope {
-  bool on;
-  explicit AutocastScope(bool enable) : on(enable) {
-    if (!on) return;
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::increment_nesting();
-  }
-  ~AutocastScope() {
-    if (!on) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(false);
-  }
-};
 
 }  // namespace
 
@@ -361,9 +345,7 @@ struct Trainer::Impl {
         int64_t w = std::min(o.gradient_accumulation_steps, batches_per_epoch - st.batch_in_epoch);
         int64_t n_window = 0;  // examples in the window over all ranks
         for (int64_t k = 0; k < w; ++k) n_window += global_sizes[size_t(st.batch_in_epoch + k)];
-        optimizer->zero_grad();
-        for (auto& p : params)
-          if (p.grad().defined()) p.mutable_grad().zero_();
+        optimizer->zero_grad();  // every trainable parameter is the optimizer's
         double step_loss = 0;
         for (int64_t k = 0; k < w; ++k) {
           data::Batch b;
@@ -373,7 +355,7 @@ struct Trainer::Impl {
           if (b.size == 0) continue;  // a rank's empty slice of a short final batch
           at::Tensor loss;
           {
-            AutocastScope ac(bf16);
+            Bf16Autocast ac(bf16);
             auto out = model.forward(task.model_inputs(b));
             loss = task.loss(out, b).to(at::kFloat);
           }
