@@ -54,17 +54,20 @@ struct Args {
   std::string python = "/usr/bin/python3";
   std::string baseline = ETHOST_SOURCE_DIR "/bench/baseline/bert_eager.py";
   std::string keep;
+  std::string profile;  // chrome trace of a few fused training steps of the first config
 };
 
 const char* kUsage =
     "Usage: ethost-bench [--configs tiny,base] [--precision fp32|bf16|both] [--iters N] [--warmup N]\n"
     "                    [--latency-runs N] [--threads N] [--quick] [--parity-only] [--bf16-budget SECONDS]\n"
     "                    [--json FILE] [--python EXE] [--baseline SCRIPT] [--no-python] [--keep DIR]\n"
+    "                    [--profile TRACE.json]\n"
     "Measures model/bert + optimizer/adamw (fused_kernels on and off) against a PyTorch eager baseline:\n"
     "training samples/s, inference samples/s (batch 32), latency p50/p90 (batch 1), and MFU against the\n"
     "fp32 at::mm peak measured in the same run. --quick: tiny only, few iterations. --parity-only: only the\n"
     "logits check (C++ vs Python, same weights and inputs). Results: a table on stdout and --json FILE\n"
-    "(default bench_results.json).\n";
+    "(default bench_results.json). --profile: also record an operator trace (chrome://tracing format) of\n"
+    "3 fused training steps of the first config, and print the operators' self time.\n";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -100,6 +103,7 @@ Args parse_args(int argc, char** argv) {
     else if (k == "--python") a.python = value();
     else if (k == "--baseline") a.baseline = value();
     else if (k == "--keep") a.keep = value();
+    else if (k == "--profile") a.profile = value();
     else if (k == "--quick") a.quick = true;
     else if (k == "--parity-only") a.parity_only = true;
     else if (k == "--no-python") a.no_python = true;
@@ -289,6 +293,66 @@ ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::s
   return r;
 }
 
+// --profile: an operator trace of 3 fused training steps (after 2 warm-up steps), and a table of each operator's
+// self time (its duration minus that of the operators it called), summed over the 3 steps, largest first.
+void profile_training(Host& h, const Spec& s, const Inputs& in, const std::string& dir, bool bf16,
+                      const std::string& trace) {
+  auto m = h.model(model_toml(dir, true));
+  m->module().train();
+  auto o = make_optimizer(h, *m, true);
+  std::vector<et::TensorMap> batches;
+  for (const auto& b : in.train) batches.push_back(as_inputs(b, true));
+  for (int i = 0; i < 2; ++i) train_step(*m, *o.opt, batches[i % batches.size()], bf16);
+  {
+    torch::autograd::profiler::RecordProfile guard(trace);
+    for (int i = 0; i < 3; ++i) train_step(*m, *o.opt, batches[i % batches.size()], bf16);
+  }
+  std::ifstream f(trace);
+  json events = json::parse(f, nullptr, false);
+  if (!events.is_array()) {
+    std::cout << "profile: could not parse " << trace << "\n";
+    return;
+  }
+  struct Ev {
+    double ts, dur;
+    std::string name;
+    int64_t tid;
+  };
+  std::vector<Ev> ev;
+  for (const auto& e : events)
+    if (e.value("ph", "") == "X")
+      ev.push_back({e.value("ts", 0.0), e.value("dur", 0.0), e.value("name", ""), e.value("tid", int64_t{0})});
+  std::sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
+  });
+  std::map<std::string, std::pair<double, int>> self;  // name -> (self us, calls)
+  std::vector<size_t> stack;
+  std::vector<double> child(ev.size(), 0.0);
+  double total = 0.0;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    while (!stack.empty() && (ev[stack.back()].tid != ev[i].tid ||
+                              ev[stack.back()].ts + ev[stack.back()].dur <= ev[i].ts))
+      stack.pop_back();
+    if (stack.empty()) total += ev[i].dur;
+    else child[stack.back()] += ev[i].dur;
+    stack.push_back(i);
+  }
+  for (size_t i = 0; i < ev.size(); ++i) {
+    auto& e = self[ev[i].name];
+    e.first += std::max(0.0, ev[i].dur - child[i]);
+    e.second += 1;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> rows(self.begin(), self.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << "profile (" << s.name << ", 3 fused training steps, trace " << trace << "): operator self time\n";
+  for (size_t i = 0; i < rows.size() && i < 30; ++i)
+    std::cout << "  " << std::left << std::setw(48) << rows[i].first << std::right << std::setw(10) << std::fixed
+              << std::setprecision(1) << rows[i].second.first / 3000.0 << " ms/step " << std::setw(6)
+              << std::setprecision(1) << 100.0 * rows[i].second.first / std::max(total, 1.0) << "% "
+              << std::setw(6) << rows[i].second.second / 3 << " calls/step\n";
+  std::cout << "  total (top-level operators) " << std::setprecision(1) << total / 3000.0 << " ms/step\n";
+}
+
 // Both ethost implementations at once, iterations alternating (fused, ATen, fused, ...) so that the machine's
 // drift during the run hits both alike: the fused/ATen ratio is then much less noisy than two separate blocks.
 std::vector<ImplResult> measure_ethost_pair(Host& h, const Spec& s, const Inputs& in, const std::string& dir, bool bf16,
@@ -435,6 +499,8 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
     if (a.precision != "bf16") plans.push_back({"fp32", s.train, s.infer, s.latency});
     if (a.precision != "fp32") plans.push_back({"bf16", s.train, s.infer, s.latency});
   }
+  if (!a.profile.empty() && s.name == a.configs.front())
+    profile_training(h, s, in, model_dir, a.precision == "bf16", a.profile);
   for (auto& plan : plans) {
     PrecisionResult pr;
     pr.precision = plan.precision;

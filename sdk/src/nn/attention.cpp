@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "fused_dropout.h"
+#include "fused_ops.h"
 
 namespace et::nn {
 
@@ -30,6 +31,21 @@ SelfAttentionImpl::SelfAttentionImpl(const TransformerConfig& c)
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, at::Tensor* probs_out) {
   const int64_t B = hidden.size(0), T = hidden.size(1);
   auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
+  if (fused && !probs_out) {
+    auto q = split(fused::linear(hidden, query->weight, query->bias));
+    auto k = split(fused::linear(hidden, key->weight, key->bias));
+    auto v = split(fused::linear(hidden, value->weight, value->bias));
+    at::Tensor scores = fused::attention_matmul(q, k.transpose(-1, -2), false);
+    if (!scores.defined()) scores = torch::matmul(q, k.transpose(-1, -2));
+    at::Tensor probs = fused::attention_softmax(scores, ext_mask, 1.0 / std::sqrt(static_cast<double>(head_dim)),
+                                                dropout->options.p(), is_training());
+    if (probs.defined()) {
+      // heads_inner: the context is written straight into [B, T, heads, head_dim] memory (no transpose copy).
+      at::Tensor ctx = fused::attention_matmul(probs, v, true);
+      if (!ctx.defined()) ctx = torch::matmul(probs, v);
+      return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
+    }
+  }
   auto q = split(query(hidden));
   auto k = split(key(hidden));
   auto v = split(value(hidden));
@@ -50,6 +66,12 @@ ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_fe
 }
 
 at::Tensor ResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
+  if (fused) {
+    at::Tensor y = fused::add_layer_norm(fused::linear(hidden, dense->weight, dense->bias), residual,
+                                         LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(),
+                                         dropout->options.p(), is_training());
+    if (y.defined()) return y;
+  }
   return LayerNorm(nn::dropout(dense(hidden), dropout->options.p(), is_training(), fused) + residual);
 }
 

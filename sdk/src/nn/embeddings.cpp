@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "fused_dropout.h"
+#include "fused_ops.h"
 
 namespace et::nn {
 
@@ -34,6 +35,13 @@ at::Tensor EmbeddingsImpl::forward(const at::Tensor& input_ids, const at::Tensor
                                    const at::Tensor& position_ids) {
   auto pos = position_ids.defined() ? position_ids : default_position_ids(input_ids);
   auto types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
+  if (cfg.fused_kernels) {
+    at::Tensor y = fused::embedding_layer_norm(
+        input_ids, types, pos, word_embeddings->weight, token_type_embeddings->weight, position_embeddings->weight,
+        LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(), cfg.pad_token_id,
+        cfg.model_type == "roberta" ? cfg.pad_token_id : -1);
+    if (y.defined()) return nn::dropout(y, dropout->options.p(), is_training(), true);
+  }
   auto x = word_embeddings(input_ids) + token_type_embeddings(types);
   x = x + position_embeddings(pos);
   return nn::dropout(LayerNorm(x), dropout->options.p(), is_training(), cfg.fused_kernels);

@@ -5,6 +5,7 @@
 
 #include "ethost/nn/activations.h"
 #include "ethost/nn/checkpoint.h"
+#include "fused_ops.h"
 
 namespace et::nn {
 
@@ -12,7 +13,14 @@ IntermediateImpl::IntermediateImpl(const TransformerConfig& c) : act(c.hidden_ac
   dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.intermediate_size));
 }
 
-at::Tensor IntermediateImpl::forward(const at::Tensor& hidden) { return activation(act, dense(hidden)); }
+at::Tensor IntermediateImpl::forward(const at::Tensor& hidden) {
+  if (fused && act == "gelu") {
+    at::Tensor x = at::matmul(hidden, dense->weight.t());  // the bias goes into the GELU kernel
+    at::Tensor y = fused::bias_gelu(x, dense->bias);
+    return y.defined() ? y : activation(act, x + dense->bias);
+  }
+  return activation(act, dense(hidden));
+}
 
 EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& c) {
   attention = register_module("attention", Attention(c));

@@ -3,12 +3,10 @@
 // state and activation-checkpointing replay all govern it, as they govern torch's dropout).
 #include "fused_dropout.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include <mutex>
-
 #include "ethost/kernels/fused_dropout.h"
+#include "fused_ops.h"
 
 namespace et::nn {
 namespace {
@@ -25,12 +23,7 @@ at::Tensor apply_mask(const at::Tensor& x, double p, uint64_t seed) {
 
 struct FusedDropoutFn : public torch::autograd::Function<FusedDropoutFn> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, double p) {
-    uint64_t seed;
-    {
-      auto gen = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      seed = at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
-    }
+    const uint64_t seed = fused::draw_seed();
     ctx->saved_data["seed"] = static_cast<int64_t>(seed);
     ctx->saved_data["p"] = p;
     return apply_mask(x, p, seed);
