@@ -5,7 +5,10 @@
 (transformers 4.30): nn.Embedding / nn.Linear / nn.LayerNorm / nn.Dropout, F.gelu, softmax over scores plus HF's
 additive mask ((1 - mask) * finfo(dtype).min), cross-entropy loss, torch.optim.AdamW with HF's no-decay rule.
 
-Usage: bert_eager.py JOB.json
+Usage: bert_eager.py JOB.json            (parity and the runs of JOB.json, results written to its "out")
+       bert_eager.py --serve JOB.json    (iterations on request, so that ethost-bench can alternate them with its
+                                          own: stdin lines "setup fp32|bf16 train|infer|latency", "step" (answers
+                                          the iteration's seconds), "quit"; "ready"/"ok" acknowledge)
 JOB.json (written by ethost-bench):
   model_dir   config.json + model.safetensors written by ethost's model->save(dir) (HF names)
   inputs      a safetensors file with <batch>.input_ids / .attention_mask / .token_type_ids / .labels for the
@@ -284,7 +287,53 @@ def measure(job, inputs, run):
     return out
 
 
+def serve(job, inputs):
+    """One iteration per "step" request, timed here (the pipe round trip is not in the time)."""
+    train_batches = sorted({k.split(".")[0] for k in inputs if k.startswith("train")})
+    fn = None
+    print("ready", flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            break
+        if words[0] == "setup":
+            precision, kind = words[1], words[2]
+            fn = None  # free the previous model first
+            if kind == "train":
+                model = build_model(job["model_dir"]).train()
+                opt = make_optimizer(model, job["optimizer"])
+                batches = [batch(inputs, n) for n in train_batches]
+                state = {"i": 0}
+
+                def fn(model=model, opt=opt, batches=batches, state=state, precision=precision):
+                    train_step(model, opt, batches[state["i"] % len(batches)], precision)
+                    state["i"] += 1
+            else:
+                model = build_model(job["model_dir"]).eval()
+                b = batch(inputs, kind, labels=False)
+
+                def fn(model=model, b=b, precision=precision):
+                    with torch.no_grad(), autocast(precision):
+                        model(**b)
+            print("ok", flush=True)
+        elif words[0] == "step":
+            t0 = time.perf_counter()
+            fn()
+            print(repr(time.perf_counter() - t0), flush=True)
+        else:
+            print("error unknown command " + words[0], flush=True)
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--serve":
+        with open(sys.argv[2]) as f:
+            job = json.load(f)
+        torch.set_num_threads(job["threads"])
+        torch.manual_seed(0)
+        return serve(job, read_safetensors(job["inputs"]))
     with open(sys.argv[1]) as f:
         job = json.load(f)
     torch.set_num_threads(job["threads"])

@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "ethost/kernels/batched_gemm.h"
 #include "ethost/kernels/fused_adamw.h"
 #include "ethost/kernels/fused_gelu.h"
 #include "ethost/kernels/fused_lamb.h"
@@ -137,6 +138,59 @@ void bench_softmax(int64_t B, int64_t H, int64_t T) {
           });
 }
 
+// Embedding sum + LayerNorm (forward; the backward is the LayerNorm backward plus a scatter-add per table).
+void bench_embedding(int64_t B, int64_t T, int64_t H) {
+  auto word = torch::randn({21128, H}), type = torch::randn({2, H}), pos = torch::randn({512, H});
+  auto w = torch::ones({H}), b = torch::zeros({H});
+  auto ids = torch::randint(0, 21128, {B, T}, torch::kLong), types = torch::zeros({B, T}, torch::kLong);
+  auto positions = torch::arange(T, torch::kLong).unsqueeze(0).expand({B, T}).contiguous();
+  auto y = torch::empty({B, T, H}), s = torch::empty({B, T, H}), mean = torch::empty({B * T}), rstd = torch::empty({B * T});
+  char label[96];
+  std::snprintf(label, sizeof label, "embedding sum + LayerNorm forward [%lld, %lld, %lld]", (long long)B, (long long)T,
+                (long long)H);
+  compare(label,
+          [&] {
+            at::layer_norm(at::embedding(word, ids) + at::embedding(type, types) + at::embedding(pos, positions), {H},
+                           w, b, 1e-12);
+          },
+          [&] {
+            et::kernels::embedding_layer_norm_forward(
+                ids.data_ptr<int64_t>(), types.data_ptr<int64_t>(), positions.data_ptr<int64_t>(), word.data_ptr<float>(),
+                type.data_ptr<float>(), pos.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(), y.data_ptr<float>(),
+                s.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(), B * T, H, 1e-12);
+          });
+  auto g = torch::randn({B * T, H}), grad = torch::zeros({21128, H});
+  std::snprintf(label, sizeof label, "embedding table gradient [%lld tokens, %lld]", (long long)(B * T), (long long)H);
+  compare(label, [&] { at::embedding_dense_backward(g, ids.view({-1}), 21128, 0, false); },
+          [&] {
+            grad.zero_();
+            et::kernels::embedding_scatter_add(ids.data_ptr<int64_t>(), g.data_ptr<float>(), grad.data_ptr<float>(), B * T,
+                                               H, 0);
+          });
+}
+
+// Attention's two products on the head-interleaved views of [B, T, heads*d] projections: at::matmul (which copies
+// the strided operands and runs one threaded GEMM per head) against the batched strided GEMM.
+void bench_attention_gemm(int64_t B, int64_t T, int64_t heads, int64_t d) {
+  auto q = torch::randn({B, T, heads * d}), k = torch::randn({B, T, heads * d});
+  auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, d}).transpose(1, 2); };
+  auto qs = split(q), kt = split(k).transpose(-1, -2);
+  auto out = torch::empty({B, heads, T, T});
+  using MB = et::kernels::MatrixBatch<const float>;
+  char label[96];
+  std::snprintf(label, sizeof label, "attention QK^T GEMMs [%lld, %lld heads, %lld, %lld]", (long long)B,
+                (long long)heads, (long long)T, (long long)d);
+  compare(label, [&] { at::matmul(qs, kt); },
+          [&] {
+            et::kernels::batched_gemm(B, heads, T, T, d, 1.0f,
+                                      MB{qs.data_ptr<float>(), qs.stride(0), qs.stride(1), qs.stride(2), qs.stride(3)},
+                                      MB{kt.data_ptr<float>(), kt.stride(0), kt.stride(1), kt.stride(2), kt.stride(3)},
+                                      0.0f,
+                                      et::kernels::MatrixBatch<float>{out.data_ptr<float>(), out.stride(0), out.stride(1),
+                                                                      out.stride(2), out.stride(3)});
+          });
+}
+
 // LAMB over a BERT-like list of tensors: the unfused per-tensor ATen sequence (optimizer/lamb, fused = false)
 // against one multi-tensor kernel call.
 void bench_lamb(const std::vector<int64_t>& sizes, const char* label) {
@@ -179,6 +233,9 @@ int main(int argc, char** argv) {
   bench_gelu(1024, 3072);
   bench_layer_norm(4096, 256);
   bench_layer_norm(1024, 768);
+  bench_embedding(32, 128, 256);
+  bench_attention_gemm(32, 128, 4, 64);
+  bench_attention_gemm(8, 128, 12, 64);
   bench_softmax(32, 4, 128);
   bench_softmax(8, 12, 128);
   {

@@ -32,19 +32,24 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
   const int64_t B = hidden.size(0), T = hidden.size(1);
   auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
   if (fused && !probs_out) {
+    // Fused kernels where they apply (float/double CPU, key mask); each step falls back to ATen on its own, so
+    // nothing is computed twice (under bf16 autocast the projections are bf16 and the ATen steps run).
     auto q = split(fused::linear(hidden, query->weight, query->bias));
     auto k = split(fused::linear(hidden, key->weight, key->bias));
     auto v = split(fused::linear(hidden, value->weight, value->bias));
     at::Tensor scores = fused::attention_matmul(q, k.transpose(-1, -2), false);
     if (!scores.defined()) scores = torch::matmul(q, k.transpose(-1, -2));
-    at::Tensor probs = fused::attention_softmax(scores, ext_mask, 1.0 / std::sqrt(static_cast<double>(head_dim)),
-                                                dropout->options.p(), is_training());
-    if (probs.defined()) {
-      // heads_inner: the context is written straight into [B, T, heads, head_dim] memory (no transpose copy).
-      at::Tensor ctx = fused::attention_matmul(probs, v, true);
-      if (!ctx.defined()) ctx = torch::matmul(probs, v);
-      return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
+    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    at::Tensor probs = fused::attention_softmax(scores, ext_mask, scale, dropout->options.p(), is_training());
+    if (!probs.defined()) {
+      scores = scores * scale;
+      if (ext_mask.defined()) scores = scores + ext_mask;
+      probs = nn::dropout(torch::softmax(scores, -1), dropout->options.p(), is_training(), true);
     }
+    // heads_inner: the context is written straight into [B, T, heads, head_dim] memory (no transpose copy).
+    at::Tensor ctx = fused::attention_matmul(probs, v, true);
+    if (!ctx.defined()) ctx = torch::matmul(probs, v);
+    return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
   }
   auto q = split(query(hidden));
   auto k = split(key(hidden));
@@ -67,10 +72,10 @@ ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_fe
 
 at::Tensor ResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
   if (fused) {
-    at::Tensor y = fused::add_layer_norm(fused::linear(hidden, dense->weight, dense->bias), residual,
-                                         LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(),
+    at::Tensor x = fused::linear(hidden, dense->weight, dense->bias);
+    at::Tensor y = fused::add_layer_norm(x, residual, LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(),
                                          dropout->options.p(), is_training());
-    if (y.defined()) return y;
+    return y.defined() ? y : LayerNorm(nn::dropout(x, dropout->options.p(), is_training(), true) + residual);
   }
   return LayerNorm(nn::dropout(dense(hidden), dropout->options.p(), is_training(), fused) + residual);
 }
