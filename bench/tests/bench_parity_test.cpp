@@ -1,5 +1,6 @@
 // bench_parity_test.cpp: ethost-bench compares like with like — its Python eager baseline computes the same logits
-// as model/bert (fused kernels on and off) on the same weights and inputs (max abs diff <= 1e-4, fp32).
+// as model/bert (fused kernels on and off) on the same weights and inputs (max abs diff <= 1e-4, fp32) — and its
+// interleaved measurement (the Python worker) produces a timing for every implementation.
 #include <torch/torch.h>
 #include <doctest/doctest.h>
 
@@ -44,5 +45,35 @@ TEST_SUITE("integration.bench_parity") {
     CHECK(p["train_loss_max_abs_diff"].get<double>() <= 1e-4);
     CHECK(j["parity_ok"] == true);
     CHECK(j["python"]["threads"] == 2);
+  }
+
+  TEST_CASE("ethost-bench: one interleaved iteration of ethost fused, ethost ATen and the Python worker") {
+    const std::string exe = ETHOST_BINARY_DIR "/bin/ethost-bench";
+    if (!std::filesystem::exists(exe)) {
+      MESSAGE("ethost-bench not built in this configuration; skipped");
+      return;
+    }
+    et::test::TempDir dir("bench_interleaved");
+    const std::string out = dir / "bench.json";
+    auto r = et::test::run_process({exe, "--configs", "tiny", "--precision", "fp32", "--iters", "1", "--warmup", "0",
+                                    "--latency-runs", "2", "--threads", "2", "--json", out, "--keep", dir / "work"},
+                                   {}, {}, 300.0);
+    INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 0);
+    CHECK(et::test::contains(r.out, "and the Python baseline, iterations alternating"));
+    CHECK(et::test::contains(r.out, "fused/Py"));
+    std::ifstream in(out);
+    REQUIRE(in.good());
+    auto j = nlohmann::json::parse(in);
+    const auto& impls = j["configs"][0]["results"][0]["impls"];
+    for (const char* impl : {"ethost_fused", "ethost_aten", "python"}) {
+      CAPTURE(impl);
+      REQUIRE(impls.contains(impl));
+      CHECK(impls[impl]["train"]["seconds"].size() == 1);
+      CHECK(impls[impl]["infer"]["seconds"].size() == 1);
+      CHECK(impls[impl]["latency"]["seconds"].size() == 2);
+      CHECK(impls[impl]["train"]["seconds"][0].get<double>() > 0.0);
+    }
   }
 }
