@@ -354,9 +354,9 @@ void profile_training(Host& h, const Spec& s, const Inputs& in, const std::strin
   std::cout << "  total (top-level operators) " << std::setprecision(1) << total / 3000.0 << " ms/step\n";
 }
 
-// Both ethost implementations — and the Python baseline when py is given — at once, iterations alternating
-// (fused, ATen, Python, fused, ...), so that the machine's drift during the run hits all alike: their ratios are
-// then much less noisy than those of separate blocks. Python times its own iterations (not the pipe round trip).
+// Both ethost implementations — and the Python baseline when py is given — at once, iterations alternating, so
+// that the machine's drift during the run hits all alike: their ratios are then much less noisy than those of
+// separate blocks. Python times its own iterations (not the pipe round trip).
 std::vector<ImplResult> measure_interleaved(Host& h, const Spec& s, const Inputs& in, const std::string& dir,
                                             bool bf16, Iters train, Iters infer, Iters latency,
                                             et::bench::PythonWorker* py) {
@@ -365,29 +365,36 @@ std::vector<ImplResult> measure_interleaved(Host& h, const Spec& s, const Inputs
   r[1].impl = "ethost_aten";
   if (py) r[2].impl = "python";
   const std::string precision = bf16 ? "bf16" : "fp32";
-  // py_block: Python's iterations after ethost's instead of between them. After a switch of process, the idle
-  // process's OpenMP threads keep spinning for a few milliseconds (libgomp's default wait policy) and slow the
-  // next iteration of the other: negligible against a training or batch-32 step, not against a batch-1 forward.
+  // Each round runs every implementation once, in an order that rotates from round to round (fused, ATen,
+  // Python; ATen, Python, fused; ...), so no implementation always follows the same one: after a switch of
+  // process the idle process's OpenMP threads keep spinning for a few milliseconds (libgomp's default wait
+  // policy) and the cache holds the other's data. py_block: Python's iterations run after ethost's instead —
+  // for batch-1 latency, where those milliseconds are a large part of an iteration.
   auto alternate = [&](std::function<void()> f0, std::function<void()> f1, Iters it, int64_t batch,
                        Series ImplResult::*which, bool py_block) {
     for (auto& x : r) {
       (x.*which).batch = batch;
       (x.*which).warmup = it.warmup;
     }
-    for (int i = 0; i < it.warmup; ++i) {
-      f0(), f1();
-      if (py && !py_block) py->step();
-    }
-    for (int i = 0; i < it.iters; ++i) {
-      auto t0 = clock_type::now();
-      f0();
-      auto t1 = clock_type::now();
-      f1();
-      auto t2 = clock_type::now();
-      (r[0].*which).seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-      (r[1].*which).seconds.push_back(std::chrono::duration<double>(t2 - t1).count());
-      if (py && !py_block) (r[2].*which).seconds.push_back(py->step());
-    }
+    std::vector<std::function<double()>> impls = {
+        [&] {
+          auto t0 = clock_type::now();
+          f0();
+          return std::chrono::duration<double>(clock_type::now() - t0).count();
+        },
+        [&] {
+          auto t0 = clock_type::now();
+          f1();
+          return std::chrono::duration<double>(clock_type::now() - t0).count();
+        }};
+    if (py && !py_block) impls.push_back([&] { return py->step(); });
+    const size_t n = impls.size();
+    for (int i = 0; i < it.warmup + it.iters; ++i)
+      for (size_t k = 0; k < n; ++k) {
+        const size_t j = (static_cast<size_t>(i) + k) % n;
+        const double sec = impls[j]();
+        if (i >= it.warmup) (r[j].*which).seconds.push_back(sec);
+      }
     if (py && py_block) {
       for (int i = 0; i < it.warmup; ++i) py->step();
       for (int i = 0; i < it.iters; ++i) (r[2].*which).seconds.push_back(py->step());

@@ -13,27 +13,46 @@
 namespace et::bench {
 
 PythonWorker::PythonWorker(const std::string& python, const std::string& script, const std::string& job_path) {
+  // A worker that dies must surface as an error from request(), not as SIGPIPE killing the bench.
+  signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];  // in: parent -> child stdin; out: child stdout -> parent
-  if (pipe(in) != 0 || pipe(out) != 0) throw et::InternalError(std::string("pipe: ") + std::strerror(errno));
+  if (pipe(in) != 0) throw et::InternalError(std::string("pipe: ") + std::strerror(errno));
+  if (pipe(out) != 0) {
+    close(in[0]), close(in[1]);
+    throw et::InternalError(std::string("pipe: ") + std::strerror(errno));
+  }
   pid_ = fork();
-  if (pid_ < 0) throw et::InternalError(std::string("fork: ") + std::strerror(errno));
+  if (pid_ < 0) {
+    close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+    throw et::InternalError(std::string("fork: ") + std::strerror(errno));
+  }
   if (pid_ == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-    execl(python.c_str(), python.c_str(), script.c_str(), "--serve", job_path.c_str(), static_cast<char*>(nullptr));
+    execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", job_path.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(in[0]);
   close(out[1]);
   to_ = in[1];
   from_ = out[0];
-  const std::string hello = request("");
-  if (hello != "ready") throw et::InternalError("the Python baseline worker did not start (" + python + " " + script +
-                                                " --serve " + job_path + "): '" + hello + "'");
+  std::string hello;
+  try {
+    hello = request("");
+  } catch (const et::Error&) {
+    hello = "(exited)";
+  }
+  if (hello != "ready") {
+    shutdown();
+    throw et::InternalError("the Python baseline worker did not start (" + python + " " + script + " --serve " +
+                            job_path + "): '" + hello + "'");
+  }
 }
 
-PythonWorker::~PythonWorker() {
+PythonWorker::~PythonWorker() { shutdown(); }
+
+void PythonWorker::shutdown() {
   if (to_ >= 0) {
     const char quit[] = "quit\n";
     (void)!write(to_, quit, sizeof quit - 1);
@@ -42,8 +61,11 @@ PythonWorker::~PythonWorker() {
   if (from_ >= 0) close(from_);
   if (pid_ > 0) {
     int status = 0;
-    waitpid(pid_, &status, 0);
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
   }
+  to_ = from_ = -1;
+  pid_ = -1;
 }
 
 // Sends a line (none when empty) and reads one line back.
@@ -53,6 +75,7 @@ std::string PythonWorker::request(const std::string& line) {
     size_t off = 0;
     while (off < msg.size()) {
       const ssize_t n = write(to_, msg.data() + off, msg.size() - off);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw et::InternalError("the Python baseline worker exited (writing '" + line + "')");
       off += static_cast<size_t>(n);
     }
@@ -66,6 +89,7 @@ std::string PythonWorker::request(const std::string& line) {
     }
     char chunk[256];
     const ssize_t n = read(from_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw et::InternalError("the Python baseline worker exited (after '" + line + "'); see its stderr above");
     buffer_.append(chunk, static_cast<size_t>(n));
   }

@@ -24,6 +24,7 @@ class PythonWorker {
 
  private:
   std::string request(const std::string& line);
+  void shutdown();  // "quit", close the pipes, reap the child
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   std::string buffer_;

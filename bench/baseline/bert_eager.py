@@ -20,6 +20,7 @@ JOB.json (written by ethost-bench):
   out         where to write the result JSON
 The safetensors files are parsed here with json + struct + torch.frombuffer (no safetensors package).
 """
+import gc
 import json
 import math
 import struct
@@ -300,7 +301,8 @@ def serve(job, inputs):
             break
         if words[0] == "setup":
             precision, kind = words[1], words[2]
-            fn = None  # free the previous model first
+            fn = model = opt = batches = state = b = None  # free the previous model before building the next
+            gc.collect()
             if kind == "train":
                 model = build_model(job["model_dir"]).train()
                 opt = make_optimizer(model, job["optimizer"])

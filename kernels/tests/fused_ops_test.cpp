@@ -50,8 +50,8 @@ TEST_SUITE("unit.kernels") {
         auto ref = at::gelu(with_bias ? x + b : x * 1);
         CHECK(max_diff(y, ref) < tol);
         auto w = torch::randn_like(ref);
-        std::vector<at::Tensor> in{x};
-        if (with_bias) in.push_back(b);
+        // (not push_back: GCC 12 reports a false -Warray-bounds on it)
+        const std::vector<at::Tensor> in = with_bias ? std::vector<at::Tensor>{x, b} : std::vector<at::Tensor>{x};
         auto g = grads(y, w, in), gr = grads(ref, w, in);
         CHECK(max_diff(g[0], gr[0]) < tol);
         if (with_bias) CHECK(max_diff(g[1], gr[1]) < tol * 40);  // summed over 111 rows
@@ -250,5 +250,30 @@ TEST_SUITE("unit.kernels") {
       }
       CHECK(max_diff(p[3], pr[3]) == 0.0);  // the skipped tensor is untouched
     }
+  }
+
+  TEST_CASE("fused ops: create_graph is refused, frozen tables get no gradient, a mask that needs a gradient is left to ATen") {
+    auto x = leaf(torch::randn({4, 9}, torch::kDouble));
+    auto y = F::bias_gelu(x, {});
+    REQUIRE(y.defined());
+    CHECK_THROWS_AS(torch::autograd::grad({y.sum()}, {x}, {}, true, /*create_graph=*/true), et::ConfigError);
+
+    auto word = torch::randn({10, 8}, torch::kDouble);  // frozen: no requires_grad
+    auto pos = leaf(torch::randn({6, 8}, torch::kDouble));
+    auto w = leaf(torch::ones({8}, torch::kDouble)), b = leaf(torch::zeros({8}, torch::kDouble));
+    auto ids = torch::randint(0, 10, {2, 6}, torch::kLong);
+    auto positions = torch::arange(6, torch::kLong).unsqueeze(0).expand({2, 6}).contiguous();
+    auto e = F::embedding_layer_norm(ids, {}, positions, word, {}, pos, w, b, 1e-12, 0, -1);
+    REQUIRE(e.defined());
+    e.pow(2).sum().backward();
+    CHECK_FALSE(word.grad().defined());
+    CHECK(pos.grad().defined());
+    // A table whose width differs from the word table's: not applicable (no out-of-bounds read).
+    CHECK_FALSE(F::embedding_layer_norm(ids, {}, positions, word, {}, torch::randn({6, 7}, torch::kDouble), w, b, 1e-12,
+                                        0, -1)
+                    .defined());
+
+    auto mask = torch::zeros({2, 1, 1, 5}, torch::kDouble).requires_grad_(true);
+    CHECK_FALSE(F::attention_softmax(torch::randn({2, 3, 4, 5}, torch::kDouble), mask, 1.0, 0.0, false).defined());
   }
 }

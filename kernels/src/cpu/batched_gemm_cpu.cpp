@@ -34,6 +34,8 @@ void call(dgemm_fn f, const char* ta, const char* tb, const int* m, const int* n
 // X is column-major (rs == 1), X^T of X's transpose ("T", leading dimension cs).
 template <typename T>
 bool as_blas(const MatrixBatch<T>& x, int64_t rows, int64_t cols, char& trans, int& ld) {
+  constexpr int64_t kMaxInt = 0x7fffffff;
+  if (x.rs > kMaxInt || x.cs > kMaxInt) return false;  // BLAS leading dimensions are int
   if (x.cs == 1 && (x.rs >= cols || rows <= 1)) {
     trans = 'N';
     ld = static_cast<int>(std::max<int64_t>(1, std::max(x.rs, cols)));
@@ -56,6 +58,7 @@ bool run(Fn gemm, int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, T alp
   char ta, tb;
   int lda, ldb;
   if (!as_blas(A, M, K, ta, lda) || !as_blas(Bm, K, N, tb, ldb) || C.cs != 1 || (C.rs < N && M > 1)) return false;
+  if (C.rs > kMaxInt) return false;
   const int ldc = static_cast<int>(std::max<int64_t>(1, std::max(C.rs, N)));
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
   at::parallel_for(0, B0 * B1, 1, [&](int64_t begin, int64_t end) {

@@ -71,7 +71,7 @@ ET_INLINE double sqrt_f(double x) { return __builtin_sqrt(x); }
 // the loops vectorise. double: the C library.
 ET_INLINE float exp_f(float x0) {
   float x = x0 < -87.3f ? -87.3f : x0;
-  x = x > 88.7f ? 88.7f : x;
+  x = x > 88.3f ? 88.3f : x;  // n <= 127: a finite exponent field
   const float t = x * 1.44269504088896341f;
   const int32_t n = static_cast<int32_t>(t + (t >= 0.0f ? 0.5f : -0.5f));
   const float fn = static_cast<float>(n);

@@ -17,7 +17,7 @@ at::Tensor IntermediateImpl::forward(const at::Tensor& hidden) {
   if (fused && act == "gelu") {
     at::Tensor x = at::matmul(hidden, dense->weight.t());  // the bias goes into the GELU kernel
     at::Tensor y = fused::bias_gelu(x, dense->bias);
-    return y.defined() ? y : activation(act, x + dense->bias);
+    return y.defined() ? y : activation(act, x + dense->bias.to(x.scalar_type()));  // bf16 autocast: stay bf16
   }
   return activation(act, dense(hidden));
 }

@@ -53,6 +53,14 @@ at::Tensor placeholder(const at::Tensor& t, const at::TensorOptions& like) {
 }
 at::Tensor present(const at::Tensor& t) { return t.numel() > 0 ? t.contiguous() : at::Tensor(); }
 
+// The backwards below are computed by raw kernels, not by differentiable ops: a second derivative through them
+// would silently be missing terms, so create_graph refuses instead.
+void no_double_backward(const char* op) {
+  if (torch::GradMode::is_enabled())
+    throw ConfigError(std::string("fused kernel ") + op + " has no double backward (create_graph = true)", "",
+                "set fused_kernels = false in the model config for higher-order gradients");
+}
+
 // --- bias + GELU ---
 struct BiasGeluFn : public torch::autograd::Function<BiasGeluFn> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& b_in) {
@@ -68,6 +76,7 @@ struct BiasGeluFn : public torch::autograd::Function<BiasGeluFn> {
     return y;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    no_double_backward("BiasGelu");
     auto saved = ctx->get_saved_variables();
     const at::Tensor& x = saved[0];
     at::Tensor b = ctx->saved_data["has_bias"].toBool() ? saved[1] : at::Tensor();
@@ -84,13 +93,14 @@ struct BiasGeluFn : public torch::autograd::Function<BiasGeluFn> {
 
 // --- dropout + residual + LayerNorm ---
 struct AddLayerNormFn : public torch::autograd::Function<AddLayerNormFn> {
+  // for_backward: false when no gradient will be asked for (inference): the sum s is then not kept.
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& r_in,
-                            const at::Tensor& w_in, const at::Tensor& b_in, double eps, double p) {
+                            const at::Tensor& w_in, const at::Tensor& b_in, double eps, double p, bool for_backward) {
     at::Tensor x = x_in.contiguous(), r = present(r_in), w = w_in.contiguous(), b = b_in.contiguous();
     const int64_t cols = x.size(-1), rows = cols ? x.numel() / cols : 0;
     const uint64_t seed = p > 0.0 ? draw_seed() : 0;
-    at::Tensor y = at::empty_like(x), s = at::empty_like(x), mean = at::empty({rows}, x.options()),
-               rstd = at::empty({rows}, x.options());
+    at::Tensor y = at::empty_like(x), s = for_backward ? at::empty_like(x) : at::Tensor(),
+               mean = at::empty({rows}, x.options()), rstd = at::empty({rows}, x.options());
     by_type(x, [&](auto tag) {
       using T = decltype(tag);
       kernels::add_layer_norm_forward(ptr<T>(x), ptr<T>(r), ptr<T>(w), ptr<T>(b), ptr<T>(y), ptr<T>(s),
@@ -103,6 +113,7 @@ struct AddLayerNormFn : public torch::autograd::Function<AddLayerNormFn> {
     return y;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    no_double_backward("AddLayerNorm");
     auto saved = ctx->get_saved_variables();
     const at::Tensor &s = saved[0], &mean = saved[1], &rstd = saved[2], &w = saved[3];
     const double p = ctx->saved_data["p"].toDouble();
@@ -115,7 +126,8 @@ struct AddLayerNormFn : public torch::autograd::Function<AddLayerNormFn> {
       kernels::add_layer_norm_backward(ptr<T>(dy), ptr<T>(s), ptr<T>(mean), ptr<T>(rstd), ptr<T>(w), ptr<T>(ds),
                                        p > 0.0 ? ptr<T>(dx) : nullptr, ptr<T>(dw), ptr<T>(db), rows, cols, p, seed);
     });
-    return {dx, ctx->saved_data["has_residual"].toBool() ? ds : at::Tensor(), dw, db, at::Tensor(), at::Tensor()};
+    return {dx, ctx->saved_data["has_residual"].toBool() ? ds : at::Tensor(), dw, db, at::Tensor(), at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -124,14 +136,14 @@ struct EmbeddingLayerNormFn : public torch::autograd::Function<EmbeddingLayerNor
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& word, const at::Tensor& type,
                             const at::Tensor& pos, const at::Tensor& w_in, const at::Tensor& b_in,
                             const at::Tensor& ids, const at::Tensor& types_in, const at::Tensor& positions_in, double eps,
-                            int64_t word_pad, int64_t pos_pad) {
+                            int64_t word_pad, int64_t pos_pad, bool for_backward) {
     at::Tensor wc = word.contiguous(), tc = present(type), pc = present(pos), w = w_in.contiguous(),
                b = b_in.contiguous();
     const at::Tensor types = present(types_in), positions = present(positions_in);
     const int64_t cols = wc.size(1), tokens = ids.numel();
     std::vector<int64_t> shape = ids.sizes().vec();
     shape.push_back(cols);
-    at::Tensor y = at::empty(shape, wc.options()), s = at::empty(shape, wc.options()),
+    at::Tensor y = at::empty(shape, wc.options()), s = for_backward ? at::empty(shape, wc.options()) : at::Tensor(),
                mean = at::empty({tokens}, wc.options()), rstd = at::empty({tokens}, wc.options());
     by_type(wc, [&](auto tag) {
       using T = decltype(tag);
@@ -150,14 +162,15 @@ struct EmbeddingLayerNormFn : public torch::autograd::Function<EmbeddingLayerNor
     return y;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    no_double_backward("EmbeddingLayerNorm");
     auto saved = ctx->get_saved_variables();
     const at::Tensor &s = saved[0], &mean = saved[1], &rstd = saved[2], &w = saved[3], &ids = saved[4];
     at::Tensor types = ctx->saved_data["has_types"].toBool() ? saved[5] : at::Tensor();
     at::Tensor positions = ctx->saved_data["has_positions"].toBool() ? saved[6] : at::Tensor();
     const int64_t cols = s.size(-1), tokens = ids.numel();
     at::Tensor dy = grads[0].contiguous(), ds = at::empty_like(s), dw = at::empty_like(w), db = at::empty_like(w);
-    auto table_grad = [&](const at::Tensor& idx, int64_t rows, int64_t pad) {
-      if (!idx.defined() || rows == 0) return at::Tensor();
+    auto table_grad = [&](int input, const at::Tensor& idx, int64_t rows, int64_t pad) {
+      if (!idx.defined() || rows == 0 || !ctx->needs_input_grad(static_cast<size_t>(input))) return at::Tensor();
       at::Tensor g = at::zeros({rows, cols}, s.options());
       by_type(s, [&](auto tag) {
         using T = decltype(tag);
@@ -170,10 +183,10 @@ struct EmbeddingLayerNormFn : public torch::autograd::Function<EmbeddingLayerNor
       kernels::add_layer_norm_backward(ptr<T>(dy), ptr<T>(s), ptr<T>(mean), ptr<T>(rstd), ptr<T>(w), ptr<T>(ds),
                                        nullptr, ptr<T>(dw), ptr<T>(db), tokens, cols, 0.0, 0);
     });
-    return {table_grad(ids, ctx->saved_data["word_rows"].toInt(), ctx->saved_data["word_pad"].toInt()),
-            table_grad(types, ctx->saved_data["type_rows"].toInt(), -1),
-            table_grad(positions, ctx->saved_data["pos_rows"].toInt(), ctx->saved_data["pos_pad"].toInt()),
-            dw, db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {table_grad(0, ids, ctx->saved_data["word_rows"].toInt(), ctx->saved_data["word_pad"].toInt()),
+            table_grad(1, types, ctx->saved_data["type_rows"].toInt(), -1),
+            table_grad(2, positions, ctx->saved_data["pos_rows"].toInt(), ctx->saved_data["pos_pad"].toInt()),
+            dw, db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -197,6 +210,7 @@ struct AttentionSoftmaxFn : public torch::autograd::Function<AttentionSoftmaxFn>
     return out;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    no_double_backward("AttentionSoftmax");
     const at::Tensor probs = ctx->get_saved_variables()[0];
     const int64_t B = probs.size(0), H = probs.size(1), Tq = probs.size(2), Tk = probs.size(3);
     at::Tensor dy = grads[0].contiguous(), ds = at::empty_like(probs);
@@ -248,6 +262,7 @@ struct AttentionMatmulFn : public torch::autograd::Function<AttentionMatmulFn> {
     return c;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    no_double_backward("AttentionMatmul");
     auto saved = ctx->get_saved_variables();
     const at::Tensor &a = saved[0], &b = saved[1];
     at::Tensor g = grads[0];
@@ -298,7 +313,11 @@ at::Tensor add_layer_norm(const at::Tensor& x, const at::Tensor& residual, const
   if (!usable(x) || x.dim() < 1 || !same_type(x, residual) || !same_type(x, weight) || !same_type(x, bias)) return {};
   if (residual.defined() && residual.sizes() != x.sizes()) return {};
   if (!weight.defined() || !bias.defined() || weight.numel() != x.size(-1) || bias.numel() != x.size(-1)) return {};
-  return AddLayerNormFn::apply(x, placeholder(residual, x.options()), weight, bias, eps, training ? p : 0.0);
+  const bool for_backward = torch::GradMode::is_enabled() &&
+                            (x.requires_grad() || (residual.defined() && residual.requires_grad()) ||
+                             weight.requires_grad() || bias.requires_grad());
+  return AddLayerNormFn::apply(x, placeholder(residual, x.options()), weight, bias, eps, training ? p : 0.0,
+                               for_backward);
 }
 
 at::Tensor embedding_layer_norm(const at::Tensor& ids, const at::Tensor& types, const at::Tensor& positions,
@@ -314,13 +333,19 @@ at::Tensor embedding_layer_norm(const at::Tensor& ids, const at::Tensor& types, 
   if (!ids.defined() || !ids.is_cpu() || ids.scalar_type() != at::kLong || !long_like(types) || !long_like(positions))
     return {};
   if (types.defined() != type.defined() || positions.defined() != pos.defined()) return {};
+  const int64_t cols = word.dim() == 2 ? word.size(1) : -1;
+  auto table_ok = [&](const at::Tensor& t) { return !t.defined() || (t.dim() == 2 && t.size(1) == cols); };
+  if (cols < 0 || !table_ok(type) || !table_ok(pos) || !weight.defined() || !bias.defined() ||
+      weight.numel() != cols || bias.numel() != cols)
+    return {};
   check_ids(ids, word.size(0), "input_ids");
   if (types.defined()) check_ids(types, type.size(0), "token_type_ids");
   if (positions.defined()) check_ids(positions, pos.size(0), "position_ids");
   const auto longs = ids.options();
   return EmbeddingLayerNormFn::apply(word, placeholder(type, word.options()), placeholder(pos, word.options()), weight,
                                      bias, ids.contiguous(), placeholder(contig(types), longs),
-                                     placeholder(contig(positions), longs), eps, word_padding_idx, pos_padding_idx);
+                                     placeholder(contig(positions), longs), eps, word_padding_idx, pos_padding_idx,
+                                     torch::GradMode::is_enabled());
 }
 
 at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b, bool heads_inner) {
@@ -333,6 +358,7 @@ at::Tensor attention_matmul(const at::Tensor& a, const at::Tensor& b, bool heads
 
 at::Tensor attention_softmax(const at::Tensor& scores, const at::Tensor& mask, double scale, double p, bool training) {
   if (!usable(scores) || scores.dim() != 4 || !same_type(scores, mask)) return {};
+  if (mask.defined() && mask.requires_grad()) return {};  // the fused backward gives the mask no gradient
   at::Tensor m;
   if (mask.defined()) {
     // Only a key mask [B, 1, 1, Tk] (HF's extended mask) is fused; anything else runs the ATen path.
