@@ -7,28 +7,15 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ethost/kernels/dropout_hash.h"
+
 namespace et::kernels::cuda::detail {
 
-// ---- dropout hash: a verbatim copy of drop_hash / drop_threshold in src/cpu/cpu_common.h, so that CPU
-// and GPU masks agree bit for bit ----
-__host__ __device__ __forceinline__ uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
-
-__host__ __device__ __forceinline__ uint32_t hash(uint64_t i, uint32_t s0, uint32_t s1) {
-  const uint32_t h = fmix32(static_cast<uint32_t>(i) * 0x9E3779B9u + s0);
-  return fmix32(h ^ (static_cast<uint32_t>(i >> 32) + s1));
-}
-
-inline uint32_t threshold(double p) {
-  const double t = std::ldexp(std::clamp(p, 0.0, 1.0), 32);
-  return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
-}
+// ---- dropout hash: the CPU kernels' own (ethost/kernels/dropout_hash.h), so that CPU and GPU masks agree bit
+// for bit ----
+using et::kernels::dropout_hash::fmix32;
+using et::kernels::dropout_hash::hash;
+using et::kernels::dropout_hash::threshold;
 
 // What a kernel needs to recompute the mask of flat index i: keep iff hash(i) >= thr; kept values scaled.
 template <typename T>

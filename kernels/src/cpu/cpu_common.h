@@ -1,4 +1,4 @@
-// cpu_common.h (internal): what the CPU kernels share — the dropout hash, vectorisable float exp/erf, the
+// cpu_common.h (internal): what the CPU kernels share — the dropout mask, vectorisable float exp/erf, the
 // AVX2 clone attribute, and deterministic per-block column sums.
 #pragma once
 
@@ -11,6 +11,8 @@
 #include <limits>
 #include <vector>
 
+#include "ethost/kernels/dropout_hash.h"
+
 // Hot float loops are compiled twice — for x86-64-v3 (AVX2 + FMA; "arch=haswell" would dispatch on the CPU model, not its features) and for baseline x86-64 — and the loader picks
 // one (GCC function multiversioning). The inner templates are always inlined into these clones.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
@@ -22,26 +24,9 @@
 
 namespace et::kernels::cpu {
 
-// --- dropout hash (murmur3's 32-bit finaliser over the element index and the seed); element i is dropped iff
-// hash(i) < threshold(p) ---
-ET_INLINE uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
-
-ET_INLINE uint32_t drop_hash(uint64_t i, uint32_t s0, uint32_t s1) {
-  const uint32_t h = fmix32(static_cast<uint32_t>(i) * 0x9E3779B9u + s0);
-  return fmix32(h ^ (static_cast<uint32_t>(i >> 32) + s1));
-}
-
-inline uint32_t drop_threshold(double p) {
-  const double t = std::ldexp(std::clamp(p, 0.0, 1.0), 32);
-  return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
-}
+// --- dropout (the hash is shared with the CUDA kernels: ethost/kernels/dropout_hash.h) ---
+ET_INLINE uint32_t drop_hash(uint64_t i, uint32_t s0, uint32_t s1) { return dropout_hash::hash(i, s0, s1); }
+inline uint32_t drop_threshold(double p) { return dropout_hash::threshold(p); }
 
 // The dropout of one call: keep(i) and the scale of kept elements.
 struct Dropout {
