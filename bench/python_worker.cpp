@@ -12,7 +12,8 @@
 
 namespace et::bench {
 
-PythonWorker::PythonWorker(const std::string& python, const std::string& script, const std::string& job_path) {
+PythonWorker::PythonWorker(const std::string& python, const std::string& script,
+                           const std::string& job_path) {
   // A worker that dies must surface as an error from request(), not as SIGPIPE killing the bench.
   signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];  // in: parent -> child stdin; out: child stdout -> parent
@@ -30,7 +31,8 @@ PythonWorker::PythonWorker(const std::string& python, const std::string& script,
     dup2(in[0], 0);
     dup2(out[1], 1);
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-    execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", job_path.c_str(), static_cast<char*>(nullptr));
+    execlp(python.c_str(), python.c_str(), script.c_str(), "--serve", job_path.c_str(),
+           static_cast<char*>(nullptr));
     _exit(127);
   }
   close(in[0]);
@@ -45,8 +47,8 @@ PythonWorker::PythonWorker(const std::string& python, const std::string& script,
   }
   if (hello != "ready") {
     shutdown();
-    throw et::InternalError("the Python baseline worker did not start (" + python + " " + script + " --serve " +
-                            job_path + "): '" + hello + "'");
+    throw et::InternalError("the Python baseline worker did not start (" + python + " " + script +
+                            " --serve " + job_path + "): '" + hello + "'");
   }
 }
 
@@ -90,14 +92,17 @@ std::string PythonWorker::request(const std::string& line) {
     char chunk[256];
     const ssize_t n = read(from_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw et::InternalError("the Python baseline worker exited (after '" + line + "'); see its stderr above");
+    if (n <= 0)
+      throw et::InternalError("the Python baseline worker exited (after '" + line +
+                              "'); see its stderr above");
     buffer_.append(chunk, static_cast<size_t>(n));
   }
 }
 
 void PythonWorker::setup(const std::string& precision, const std::string& kind) {
   const std::string r = request("setup " + precision + " " + kind);
-  if (r != "ok") throw et::InternalError("Python baseline worker: setup " + precision + " " + kind + ": " + r);
+  if (r != "ok")
+    throw et::InternalError("Python baseline worker: setup " + precision + " " + kind + ": " + r);
 }
 
 double PythonWorker::step() {

@@ -11,8 +11,8 @@
 
 namespace et::kernels::cuda::detail {
 
-// ---- dropout hash: the CPU kernels' own (ethost/kernels/dropout_hash.h), so that CPU and GPU masks agree bit
-// for bit ----
+// ---- dropout hash: the CPU kernels' own (ethost/kernels/dropout_hash.h), so that CPU and GPU masks agree
+// bit for bit ----
 using et::kernels::dropout_hash::fmix32;
 using et::kernels::dropout_hash::hash;
 using et::kernels::dropout_hash::threshold;

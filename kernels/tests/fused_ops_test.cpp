@@ -1,6 +1,6 @@
-// fused_ops_test.cpp: each fused kernel through its autograd wrapper against plain ATen on odd shapes — values and
-// gradients in double (tight) and float (the vectorised exp/erf paths), dropout masks reproduced from the seed,
-// the fallbacks, and multi-tensor LAMB against the unfused update.
+// fused_ops_test.cpp: each fused kernel through its autograd wrapper against plain ATen on odd shapes —
+// values and gradients in double (tight) and float (the vectorised exp/erf paths), dropout masks reproduced
+// from the seed, the fallbacks, and multi-tensor LAMB against the unfused update.
 #include <torch/torch.h>
 
 #include <doctest/doctest.h>
@@ -51,7 +51,8 @@ TEST_SUITE("unit.kernels") {
         CHECK(max_diff(y, ref) < tol);
         auto w = torch::randn_like(ref);
         // (not push_back: GCC 12 reports a false -Warray-bounds on it)
-        const std::vector<at::Tensor> in = with_bias ? std::vector<at::Tensor>{x, b} : std::vector<at::Tensor>{x};
+        const std::vector<at::Tensor> in =
+            with_bias ? std::vector<at::Tensor>{x, b} : std::vector<at::Tensor>{x};
         auto g = grads(y, w, in), gr = grads(ref, w, in);
         CHECK(max_diff(g[0], gr[0]) < tol);
         if (with_bias) CHECK(max_diff(g[1], gr[1]) < tol * 40);  // summed over 111 rows
@@ -93,7 +94,8 @@ TEST_SUITE("unit.kernels") {
       }
       // Eval: no dropout whatever p says.
       auto x = torch::randn({5, 64}, dt), w = torch::ones({64}, dt), b = torch::zeros({64}, dt);
-      CHECK(max_diff(F::add_layer_norm(x, {}, w, b, 1e-12, 0.5, false), at::layer_norm(x, {64}, w, b, 1e-12)) < tol);
+      CHECK(max_diff(F::add_layer_norm(x, {}, w, b, 1e-12, 0.5, false),
+                     at::layer_norm(x, {64}, w, b, 1e-12)) < tol);
     }
   }
 
@@ -111,8 +113,9 @@ TEST_SUITE("unit.kernels") {
       auto positions = torch::arange(7, torch::kLong).unsqueeze(0).expand({3, 7}).contiguous();
       auto y = F::embedding_layer_norm(ids, types, positions, word, type, pos, w, b, 1e-12, 0, -1);
       REQUIRE(y.defined());
-      auto ref = at::layer_norm(at::embedding(word, ids, 0) + at::embedding(type, types) + at::embedding(pos, positions),
-                                {33}, w, b, 1e-12);
+      auto ref = at::layer_norm(
+          at::embedding(word, ids, 0) + at::embedding(type, types) + at::embedding(pos, positions), {33}, w,
+          b, 1e-12);
       CHECK(max_diff(y, ref) < tol);
       auto gw = torch::randn_like(ref);
       auto g = grads(y, gw, {word, type, pos, w, b}), gr = grads(ref, gw, {word, type, pos, w, b});
@@ -138,8 +141,9 @@ TEST_SUITE("unit.kernels") {
         auto m = torch::ones({2, 67}, torch::kLong);
         m[0].slice(0, 60).fill_(0);
         m[1].slice(0, 3).fill_(0);
-        const double lowest = dt == torch::kDouble ? std::numeric_limits<double>::lowest()
-                                                   : static_cast<double>(std::numeric_limits<float>::lowest());
+        const double lowest = dt == torch::kDouble
+                                  ? std::numeric_limits<double>::lowest()
+                                  : static_cast<double>(std::numeric_limits<float>::lowest());
         auto ext = (1.0 - m.unsqueeze(1).unsqueeze(2).to(dt)) * lowest;
         torch::manual_seed(4);
         const uint64_t seed = F::draw_seed();
@@ -157,7 +161,8 @@ TEST_SUITE("unit.kernels") {
       }
     }
     // A mask that is not a key mask [B, 1, 1, Tk] is left to ATen.
-    CHECK_FALSE(F::attention_softmax(torch::randn({2, 3, 5, 5}), torch::zeros({2, 1, 5, 5}), 1.0, 0.0, false).defined());
+    CHECK_FALSE(F::attention_softmax(torch::randn({2, 3, 5, 5}), torch::zeros({2, 1, 5, 5}), 1.0, 0.0, false)
+                    .defined());
   }
 
   TEST_CASE("attention matmul: strided, transposed and head-interleaved operands, values and gradients") {
@@ -213,7 +218,8 @@ TEST_SUITE("unit.kernels") {
         for (auto n : sizes) g.push_back(torch::randn({n}, dt));
         g[3] = at::Tensor();  // no gradient this step: skipped
         et::kernels::LambHyper h;
-        h.lr = lr, h.beta1 = b1, h.beta2 = b2, h.eps = eps, h.weight_decay = wd, h.max_trust = max_trust, h.step = step;
+        h.lr = lr, h.beta1 = b1, h.beta2 = b2, h.eps = eps, h.weight_decay = wd, h.max_trust = max_trust,
+        h.step = step;
         const double bc1 = 1 - std::pow(b1, double(step)), bc2 = 1 - std::pow(b2, double(step));
         for (size_t i = 0; i < sizes.size(); ++i) {
           if (!g[i].defined()) continue;
@@ -252,7 +258,9 @@ TEST_SUITE("unit.kernels") {
     }
   }
 
-  TEST_CASE("fused ops: create_graph is refused, frozen tables get no gradient, a mask that needs a gradient is left to ATen") {
+  TEST_CASE(
+      "fused ops: create_graph is refused, frozen tables get no gradient, a mask that needs a gradient is "
+      "left to ATen") {
     auto x = leaf(torch::randn({4, 9}, torch::kDouble));
     auto y = F::bias_gelu(x, {});
     REQUIRE(y.defined());
@@ -269,11 +277,12 @@ TEST_SUITE("unit.kernels") {
     CHECK_FALSE(word.grad().defined());
     CHECK(pos.grad().defined());
     // A table whose width differs from the word table's: not applicable (no out-of-bounds read).
-    CHECK_FALSE(F::embedding_layer_norm(ids, {}, positions, word, {}, torch::randn({6, 7}, torch::kDouble), w, b, 1e-12,
-                                        0, -1)
+    CHECK_FALSE(F::embedding_layer_norm(ids, {}, positions, word, {}, torch::randn({6, 7}, torch::kDouble), w,
+                                        b, 1e-12, 0, -1)
                     .defined());
 
     auto mask = torch::zeros({2, 1, 1, 5}, torch::kDouble).requires_grad_(true);
-    CHECK_FALSE(F::attention_softmax(torch::randn({2, 3, 4, 5}, torch::kDouble), mask, 1.0, 0.0, false).defined());
+    CHECK_FALSE(
+        F::attention_softmax(torch::randn({2, 3, 4, 5}, torch::kDouble), mask, 1.0, 0.0, false).defined());
   }
 }

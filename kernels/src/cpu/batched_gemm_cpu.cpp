@@ -1,7 +1,7 @@
-// batched_gemm_cpu.cpp: batched strided GEMM over the process's BLAS (sgemm_/dgemm_, found with dlsym: LibTorch
-// already loaded it), one single-threaded GEMM per batch item inside at::parallel_for (OpenBLAS runs one thread
-// when called inside an OpenMP parallel region). at::bmm of this LibTorch instead runs the items one after
-// another, each GEMM threaded, and copies operands that are not contiguous.
+// batched_gemm_cpu.cpp: batched strided GEMM over the process's BLAS (sgemm_/dgemm_, found with dlsym:
+// LibTorch already loaded it), one single-threaded GEMM per batch item inside at::parallel_for (OpenBLAS runs
+// one thread when called inside an OpenMP parallel region). at::bmm of this LibTorch instead runs the items
+// one after another, each GEMM threaded, and copies operands that are not contiguous.
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 
@@ -10,28 +10,31 @@
 namespace et::kernels {
 namespace {
 
-using sgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
-                          const int*, const float*, const int*, const float*, float*, const int*);
-using dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                          const int*, const double*, const int*, const double*, double*, const int*);
+using sgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
+                          const float*, const int*, const float*, const int*, const float*, float*,
+                          const int*);
+using dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*,
+                          const double*, const int*, const double*, const int*, const double*, double*,
+                          const int*);
 
 template <typename Fn>
 Fn lookup(const char* name) {
   static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
   return fn;
 }
-void call(sgemm_fn f, const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* al,
-          const float* a, const int* lda, const float* b, const int* ldb, const float* be, float* c, const int* ldc) {
+void call(sgemm_fn f, const char* ta, const char* tb, const int* m, const int* n, const int* k,
+          const float* al, const float* a, const int* lda, const float* b, const int* ldb, const float* be,
+          float* c, const int* ldc) {
   f(ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
 }
-void call(dgemm_fn f, const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* al,
-          const double* a, const int* lda, const double* b, const int* ldb, const double* be, double* c,
-          const int* ldc) {
+void call(dgemm_fn f, const char* ta, const char* tb, const int* m, const int* n, const int* k,
+          const double* al, const double* a, const int* lda, const double* b, const int* ldb,
+          const double* be, double* c, const int* ldc) {
   f(ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
 }
 
-// Row-major operand X (rows x cols) as seen by column-major BLAS: X^T with leading dimension rs ("N"), or, when
-// X is column-major (rs == 1), X^T of X's transpose ("T", leading dimension cs).
+// Row-major operand X (rows x cols) as seen by column-major BLAS: X^T with leading dimension rs ("N"), or,
+// when X is column-major (rs == 1), X^T of X's transpose ("T", leading dimension cs).
 template <typename T>
 bool as_blas(const MatrixBatch<T>& x, int64_t rows, int64_t cols, char& trans, int& ld) {
   constexpr int64_t kMaxInt = 0x7fffffff;
@@ -57,7 +60,8 @@ bool run(Fn gemm, int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, T alp
   if (M > kMaxInt || N > kMaxInt || K > kMaxInt) return false;
   char ta, tb;
   int lda, ldb;
-  if (!as_blas(A, M, K, ta, lda) || !as_blas(Bm, K, N, tb, ldb) || C.cs != 1 || (C.rs < N && M > 1)) return false;
+  if (!as_blas(A, M, K, ta, lda) || !as_blas(Bm, K, N, tb, ldb) || C.cs != 1 || (C.rs < N && M > 1))
+    return false;
   if (C.rs > kMaxInt) return false;
   const int ldc = static_cast<int>(std::max<int64_t>(1, std::max(C.rs, N)));
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
@@ -76,12 +80,13 @@ bool run(Fn gemm, int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, T alp
 
 }  // namespace
 
-bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, float alpha, MatrixBatch<const float> A,
-                  MatrixBatch<const float> Bm, float beta, MatrixBatch<float> C) {
+bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, float alpha,
+                  MatrixBatch<const float> A, MatrixBatch<const float> Bm, float beta, MatrixBatch<float> C) {
   return run(lookup<sgemm_fn>("sgemm_"), B0, B1, M, N, K, alpha, A, Bm, beta, C);
 }
-bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, double alpha, MatrixBatch<const double> A,
-                  MatrixBatch<const double> Bm, double beta, MatrixBatch<double> C) {
+bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, double alpha,
+                  MatrixBatch<const double> A, MatrixBatch<const double> Bm, double beta,
+                  MatrixBatch<double> C) {
   return run(lookup<dgemm_fn>("dgemm_"), B0, B1, M, N, K, alpha, A, Bm, beta, C);
 }
 

@@ -13,8 +13,9 @@
 
 #include "ethost/kernels/dropout_hash.h"
 
-// Hot float loops are compiled twice — for x86-64-v3 (AVX2 + FMA; "arch=haswell" would dispatch on the CPU model, not its features) and for baseline x86-64 — and the loader picks
-// one (GCC function multiversioning). The inner templates are always inlined into these clones.
+// Hot float loops are compiled twice — for x86-64-v3 (AVX2 + FMA; "arch=haswell" would dispatch on the CPU
+// model, not its features) and for baseline x86-64 — and the loader picks one (GCC function multiversioning).
+// The inner templates are always inlined into these clones.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define ET_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
@@ -83,14 +84,15 @@ ET_INLINE double exp_f(double x) { return std::exp(x); }
 ET_INLINE float erf_e(float x, float e) {
   const float ax = __builtin_fabsf(x);
   const float t = 1.0f / (1.0f + 0.3275911f * ax);
-  const float poly = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
+  const float poly =
+      ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
   const float y = 1.0f - poly * e;
   return x < 0.0f ? -y : y;
 }
 ET_INLINE double erf_e(double x, double) { return std::erf(x); }
 
-// --- column sums over row blocks: a fixed number of row blocks (independent of the thread count, so results do
-// not depend on it), each summed into its own buffer, then the buffers added in block order ---
+// --- column sums over row blocks: a fixed number of row blocks (independent of the thread count, so results
+// do not depend on it), each summed into its own buffer, then the buffers added in block order ---
 inline int64_t row_blocks(int64_t rows) { return std::max<int64_t>(1, std::min<int64_t>(rows, 32)); }
 
 }  // namespace et::kernels::cpu

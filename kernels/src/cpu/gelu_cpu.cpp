@@ -1,5 +1,5 @@
-// gelu_cpu.cpp: bias + GELU (erf) forward and backward on CPU, one pass each; the bias gradient is summed over
-// fixed row blocks in the same pass.
+// gelu_cpu.cpp: bias + GELU (erf) forward and backward on CPU, one pass each; the bias gradient is summed
+// over fixed row blocks in the same pass.
 #include "cpu_common.h"
 #include "ethost/kernels/fused_gelu.h"
 
@@ -23,9 +23,11 @@ ET_INLINE void fwd_rows(const T* x, const T* b, T* y, int64_t r0, int64_t r1, in
   }
 }
 
-// gelu'(z) = Phi(z) + z * phi(z) = (1 + erf(z/sqrt2))/2 + z * exp(-z^2/2) / sqrt(2 pi). db_acc += dx per column.
+// gelu'(z) = Phi(z) + z * phi(z) = (1 + erf(z/sqrt2))/2 + z * exp(-z^2/2) / sqrt(2 pi). db_acc += dx per
+// column.
 template <typename T>
-ET_INLINE void bwd_rows(const T* dy, const T* x, const T* b, T* dx, T* db_acc, int64_t r0, int64_t r1, int64_t cols) {
+ET_INLINE void bwd_rows(const T* dy, const T* x, const T* b, T* dx, T* db_acc, int64_t r0, int64_t r1,
+                        int64_t cols) {
   const T rsqrt2 = T(0.70710678118654752440), inv_sqrt_2pi = T(0.39894228040143267794);
   for (int64_t r = r0; r < r1; ++r) {
     const T* dyr = dy + r * cols;
@@ -48,12 +50,12 @@ ET_CLONES void fwd_rows_f(const float* x, const float* b, float* y, int64_t r0, 
 void fwd_rows_f(const double* x, const double* b, double* y, int64_t r0, int64_t r1, int64_t cols) {
   fwd_rows(x, b, y, r0, r1, cols);
 }
-ET_CLONES void bwd_rows_f(const float* dy, const float* x, const float* b, float* dx, float* db, int64_t r0, int64_t r1,
-                          int64_t cols) {
+ET_CLONES void bwd_rows_f(const float* dy, const float* x, const float* b, float* dx, float* db, int64_t r0,
+                          int64_t r1, int64_t cols) {
   bwd_rows(dy, x, b, dx, db, r0, r1, cols);
 }
-void bwd_rows_f(const double* dy, const double* x, const double* b, double* dx, double* db, int64_t r0, int64_t r1,
-                int64_t cols) {
+void bwd_rows_f(const double* dy, const double* x, const double* b, double* dx, double* db, int64_t r0,
+                int64_t r1, int64_t cols) {
   bwd_rows(dy, x, b, dx, db, r0, r1, cols);
 }
 
@@ -83,13 +85,18 @@ void backward(const T* dy, const T* x, const T* b, T* dx, T* db, int64_t rows, i
 
 }  // namespace
 
-void bias_gelu_forward(const float* x, const float* b, float* y, int64_t rows, int64_t cols) { forward(x, b, y, rows, cols); }
-void bias_gelu_forward(const double* x, const double* b, double* y, int64_t rows, int64_t cols) { forward(x, b, y, rows, cols); }
-void bias_gelu_backward(const float* dy, const float* x, const float* b, float* dx, float* db, int64_t rows, int64_t cols) {
+void bias_gelu_forward(const float* x, const float* b, float* y, int64_t rows, int64_t cols) {
+  forward(x, b, y, rows, cols);
+}
+void bias_gelu_forward(const double* x, const double* b, double* y, int64_t rows, int64_t cols) {
+  forward(x, b, y, rows, cols);
+}
+void bias_gelu_backward(const float* dy, const float* x, const float* b, float* dx, float* db, int64_t rows,
+                        int64_t cols) {
   backward(dy, x, b, dx, db, rows, cols);
 }
-void bias_gelu_backward(const double* dy, const double* x, const double* b, double* dx, double* db, int64_t rows,
-                        int64_t cols) {
+void bias_gelu_backward(const double* dy, const double* x, const double* b, double* dx, double* db,
+                        int64_t rows, int64_t cols) {
   backward(dy, x, b, dx, db, rows, cols);
 }
 

@@ -1,5 +1,5 @@
-// lamb_cpu.cpp: multi-tensor LAMB on CPU — every tensor's chunks in one parallel loop per pass, per-tensor norms
-// summed over chunks in a fixed order (deterministic, independent of the thread count).
+// lamb_cpu.cpp: multi-tensor LAMB on CPU — every tensor's chunks in one parallel loop per pass, per-tensor
+// norms summed over chunks in a fixed order (deterministic, independent of the thread count).
 #include "cpu_common.h"
 #include "ethost/kernels/fused_lamb.h"
 
@@ -20,7 +20,8 @@ struct Consts {
 
 // Pass 1 over one chunk: moments updated in place, sum of p^2 and u^2 returned.
 template <typename T>
-ET_INLINE void pass1(const LambTensor<T>& t, int64_t i0, int64_t i1, const Consts<T>& k, double& pn, double& un) {
+ET_INLINE void pass1(const LambTensor<T>& t, int64_t i0, int64_t i1, const Consts<T>& k, double& pn,
+                     double& un) {
   T* __restrict p = t.p;
   const T* __restrict g = t.g;
   T* __restrict m = t.m;
@@ -58,10 +59,12 @@ ET_CLONES void pass1_f(const LambTensor<float>& t, int64_t i0, int64_t i1, const
                        double& un) {
   pass1(t, i0, i1, k, pn, un);
 }
-void pass1_f(const LambTensor<double>& t, int64_t i0, int64_t i1, const Consts<double>& k, double& pn, double& un) {
+void pass1_f(const LambTensor<double>& t, int64_t i0, int64_t i1, const Consts<double>& k, double& pn,
+             double& un) {
   pass1(t, i0, i1, k, pn, un);
 }
-ET_CLONES void pass2_f(const LambTensor<float>& t, int64_t i0, int64_t i1, const Consts<float>& k, float step) {
+ET_CLONES void pass2_f(const LambTensor<float>& t, int64_t i0, int64_t i1, const Consts<float>& k,
+                       float step) {
   pass2(t, i0, i1, k, step);
 }
 void pass2_f(const LambTensor<double>& t, int64_t i0, int64_t i1, const Consts<double>& k, double step) {
@@ -78,9 +81,9 @@ void update(const LambTensor<T>* ts, size_t count, const LambHyper& h) {
   }
   const double bc1 = h.bias_correction ? 1.0 - std::pow(h.beta1, static_cast<double>(h.step)) : 1.0;
   const double bc2 = h.bias_correction ? 1.0 - std::pow(h.beta2, static_cast<double>(h.step)) : 1.0;
-  const Consts<T> k{static_cast<T>(h.beta1),     static_cast<T>(1.0 - h.beta1), static_cast<T>(h.beta2),
+  const Consts<T> k{static_cast<T>(h.beta1),       static_cast<T>(1.0 - h.beta1), static_cast<T>(h.beta2),
                     static_cast<T>(1.0 - h.beta2), static_cast<T>(1.0 / bc1),     static_cast<T>(1.0 / bc2),
-                    static_cast<T>(h.eps),       static_cast<T>(h.weight_decay)};
+                    static_cast<T>(h.eps),         static_cast<T>(h.weight_decay)};
   std::vector<double> pn(chunks.size()), un(chunks.size());
   const auto nchunks = static_cast<int64_t>(chunks.size());
   at::parallel_for(0, nchunks, 1, [&](int64_t c0, int64_t c1) {
@@ -111,7 +114,11 @@ void update(const LambTensor<T>* ts, size_t count, const LambHyper& h) {
 
 }  // namespace
 
-void lamb_update(const LambTensor<float>* tensors, size_t count, const LambHyper& h) { update(tensors, count, h); }
-void lamb_update(const LambTensor<double>* tensors, size_t count, const LambHyper& h) { update(tensors, count, h); }
+void lamb_update(const LambTensor<float>* tensors, size_t count, const LambHyper& h) {
+  update(tensors, count, h);
+}
+void lamb_update(const LambTensor<double>* tensors, size_t count, const LambHyper& h) {
+  update(tensors, count, h);
+}
 
 }  // namespace et::kernels

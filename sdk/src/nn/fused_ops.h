@@ -1,6 +1,6 @@
-// fused_ops.h (internal): autograd wrappers of the fused CPU kernels (ethost/kernels) used by the nn blocks when
-// fused_kernels is on. Each returns an undefined tensor when it does not apply (dtype other than float/double,
-// not on CPU, unsupported shape): the caller then runs the plain ATen code.
+// fused_ops.h (internal): autograd wrappers of the fused CPU kernels (ethost/kernels) used by the nn blocks
+// when fused_kernels is on. Each returns an undefined tensor when it does not apply (dtype other than
+// float/double, not on CPU, unsupported shape): the caller then runs the plain ATen code.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -22,15 +22,17 @@ ET_API at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at
 // gelu(x + bias) over the last dimension (HF "gelu", erf form). bias may be undefined.
 ET_API at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& bias);
 
-// LayerNorm(dropout(x) + residual) over the last dimension (dropout only when training and p > 0; residual may be
-// undefined).
+// LayerNorm(dropout(x) + residual) over the last dimension (dropout only when training and p > 0; residual
+// may be undefined).
 ET_API at::Tensor add_layer_norm(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight,
                                  const at::Tensor& bias, double eps, double p, bool training);
 
-// LayerNorm(word[ids] + type[types] + pos[positions]); types/positions may be undefined (then that table is not
-// added). The gradient rows of word_padding_idx / pos_padding_idx (-1: none) stay zero, as nn.Embedding's.
-ET_API at::Tensor embedding_layer_norm(const at::Tensor& ids, const at::Tensor& types, const at::Tensor& positions,
-                                       const at::Tensor& word, const at::Tensor& type, const at::Tensor& pos,
+// LayerNorm(word[ids] + type[types] + pos[positions]); types/positions may be undefined (then that table is
+// not added). The gradient rows of word_padding_idx / pos_padding_idx (-1: none) stay zero, as
+// nn.Embedding's.
+ET_API at::Tensor embedding_layer_norm(const at::Tensor& ids, const at::Tensor& types,
+                                       const at::Tensor& positions, const at::Tensor& word,
+                                       const at::Tensor& type, const at::Tensor& pos,
                                        const at::Tensor& weight, const at::Tensor& bias, double eps,
                                        int64_t word_padding_idx, int64_t pos_padding_idx);
 

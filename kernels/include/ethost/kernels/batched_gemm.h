@@ -1,5 +1,5 @@
-// batched_gemm.h: C[i] = alpha * A[i] B[i] + beta * C[i] over a 2-D batch of strided matrices, parallel over the
-// batch with one single-threaded BLAS GEMM per item (no copies of transposed or interleaved operands).
+// batched_gemm.h: C[i] = alpha * A[i] B[i] + beta * C[i] over a 2-D batch of strided matrices, parallel over
+// the batch with one single-threaded BLAS GEMM per item (no copies of transposed or interleaved operands).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,8 @@ struct MatrixBatch {
 // (and does nothing) when no BLAS GEMM is available in the process or an operand's layout is not supported —
 // the caller then uses ATen.
 ET_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, float alpha,
-                         MatrixBatch<const float> A, MatrixBatch<const float> Bm, float beta, MatrixBatch<float> C);
+                         MatrixBatch<const float> A, MatrixBatch<const float> Bm, float beta,
+                         MatrixBatch<float> C);
 ET_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, double alpha,
                          MatrixBatch<const double> A, MatrixBatch<const double> Bm, double beta,
                          MatrixBatch<double> C);

@@ -1,6 +1,6 @@
-// dropout_hash.h: the dropout mask's hash, shared by the CPU kernels and the CUDA kernels (host and device code),
-// so that a given (p, seed) drops the same elements on every device. Element i is dropped iff
-// hash(i, seed) < threshold(p).
+// dropout_hash.h: the dropout mask's hash, shared by the CPU kernels and the CUDA kernels (host and device
+// code), so that a given (p, seed) drops the same elements on every device. Element i is dropped iff hash(i,
+// seed) < threshold(p).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// fused_lamb.h: multi-tensor LAMB update (NVIDIA's rule, as optimizer/lamb) — two passes over all tensors at once.
+// fused_lamb.h: multi-tensor LAMB update (NVIDIA's rule, as optimizer/lamb) — two passes over all tensors at
+// once.
 #pragma once
 
 #include <cstddef>
