@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ethost/kernels/fused_adamw.h"
+#include "ethost/kernels/fused_lamb.h"
+
 // Every function mirrors the CPU function of the same name in ethost/kernels/fused_*.h: same arguments in the
 // same order and the same meaning, plus a trailing stream. Array arguments are device pointers (the LAMB
 // descriptor array itself is host memory holding device pointers). Work is enqueued on `stream`; the return
@@ -104,11 +107,8 @@ cudaError_t attention_softmax_backward(const double* dy, const double* probs, do
                                        uint64_t seed, cudaStream_t stream);
 
 // ---- fused_adamw.h ----
-// Field for field et::kernels::AdamWHyper, redeclared so that this header needs only the CUDA runtime.
-struct AdamWHyper {
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
-  int64_t step = 1;  // after incrementing: the bias corrections use beta^step
-};
+// The CPU header's hyper-parameters (one definition for both devices).
+using et::kernels::AdamWHyper;
 // torch's AdamW rule, element-wise, with the CPU kernel's scalars and sequence of roundings (explicitly
 // rounded operations, no FMA contraction): the same bits as src/cpu/adamw_cpu.cpp on baseline x86-64.
 cudaError_t adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWHyper& h,
@@ -117,22 +117,9 @@ cudaError_t adamw_update(double* p, const double* g, double* m, double* v, int64
                          cudaStream_t stream);
 
 // ---- fused_lamb.h ----
-// The same fields as et::kernels::LambTensor / LambHyper (redeclared, see above).
-template <typename T>
-struct LambTensor {
-  T* p;
-  const T* g;  // null: the tensor is skipped (no gradient)
-  T* m;
-  T* v;
-  int64_t n;
-  bool decay;  // false: no weight decay and no trust ratio
-};
-
-struct LambHyper {
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-6, weight_decay = 0.0, max_trust = 10.0;
-  bool bias_correction = true;
-  int64_t step = 1;  // after incrementing
-};
+// The CPU header's tensor descriptor and hyper-parameters.
+using et::kernels::LambHyper;
+using et::kernels::LambTensor;
 
 // Pass 1 over all tensors' chunks: m, v updated, u = (m/bc1) / (sqrt(v/bc2) + eps) + wd*p (wd only when
 // decay), ||p||^2 and ||u||^2 per tensor in double (per-chunk partials summed in a fixed order:
