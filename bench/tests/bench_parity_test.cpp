@@ -1,8 +1,8 @@
-// bench_parity_test.cpp: ethost-bench compares like with like — its Python eager baseline computes the same logits
-// as model/bert (fused kernels on and off) on the same weights and inputs (max abs diff <= 1e-4, fp32) — and its
-// interleaved measurement (the Python worker) produces a timing for every implementation.
-#include <torch/torch.h>
+// bench_parity_test.cpp: ethost-bench compares like with like — its Python eager baseline computes the same
+// logits as model/bert (fused kernels on and off) on the same weights and inputs (max abs diff <= 1e-4, fp32)
+// — and its interleaved measurement (the Python worker) produces a timing for every implementation.
 #include <doctest/doctest.h>
+#include <torch/torch.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,15 +16,16 @@ TEST_SUITE("integration.bench_parity") {
     const std::string exe = ETHOST_BINARY_DIR "/bin/ethost-bench";
     if (!std::filesystem::exists(exe)) {
       // Builds without the bench (ETHOST_CORE_ONLY) have neither the bench nor model/bert.
-      REQUIRE_MESSAGE(!std::filesystem::exists(ETHOST_PLUGIN_DIR "/bert.so"), "ethost-bench is not built: " << exe);
+      REQUIRE_MESSAGE(!std::filesystem::exists(ETHOST_PLUGIN_DIR "/model_bert.so"),
+                      "ethost-bench is not built: " << exe);
       MESSAGE("ethost-bench not built in this configuration; skipped");
       return;
     }
     et::test::TempDir dir("bench_parity");
     const std::string out = dir / "parity.json";
-    auto r = et::test::run_process({exe, "--quick", "--parity-only", "--threads", "2", "--json", out, "--keep",
-                                    dir / "work"},
-                                   {}, {}, 120.0);
+    auto r = et::test::run_process(
+        {exe, "--quick", "--parity-only", "--threads", "2", "--json", out, "--keep", dir / "work"}, {}, {},
+        120.0);
     INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
     REQUIRE_FALSE(r.timed_out);
     CHECK(r.exit_code == 0);
@@ -55,9 +56,10 @@ TEST_SUITE("integration.bench_parity") {
     }
     et::test::TempDir dir("bench_interleaved");
     const std::string out = dir / "bench.json";
-    auto r = et::test::run_process({exe, "--configs", "tiny", "--precision", "fp32", "--iters", "1", "--warmup", "0",
-                                    "--latency-runs", "2", "--threads", "2", "--json", out, "--keep", dir / "work"},
-                                   {}, {}, 300.0);
+    auto r = et::test::run_process(
+        {exe, "--configs", "tiny", "--precision", "fp32", "--iters", "1", "--warmup", "0", "--latency-runs",
+         "2", "--threads", "2", "--json", out, "--keep", dir / "work"},
+        {}, {}, 300.0);
     INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
     REQUIRE_FALSE(r.timed_out);
     CHECK(r.exit_code == 0);

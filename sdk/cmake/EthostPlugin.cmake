@@ -1,23 +1,52 @@
 # EthostPlugin.cmake: ethost_add_plugin() — builds one plugin MODULE with its manifest and entry descriptor.
 #
-#   ethost_add_plugin(<target> MANIFEST plugin.toml SOURCES a.cpp b.cpp [LIBRARIES ...])
+#   ethost_add_plugin(KIND model NAME bert MANIFEST plugin.toml SOURCES a.cpp b.cpp [LIBRARIES ...])
 #
-# Produces <target>.so (no "lib" prefix) with hidden visibility, -Wl,-z,defs, the manifest embedded in the
-# ELF section .ethost.manifest (plus a generated [build] table: sdk_abi, torch, cxx11_abi, compiler), and the
-# generated entry symbol ethost_plugin_v<ABI major>. Installs to <prefix>/lib/ethost/plugins.
+# Produces the target and file <kind>_<name> (model_bert, plugins/model_bert.so), so an app and a model of the
+# same name (app_fashionbert.so, model_fashionbert.so) never collide. KIND/NAME name the plugin's main component,
+# which its manifest must provide; a plugin may provide more components. The file has hidden visibility,
+# -Wl,-z,defs, the manifest embedded in the ELF section .ethost.manifest (plus a generated [build] table: sdk_abi,
+# torch, cxx11_abi, compiler), and the generated entry symbol ethost_plugin_v<ABI major>. Installs to
+# <prefix>/lib/ethost/plugins. The host identifies components by their manifest, never by file name: the older
+# form ethost_add_plugin(<target> MANIFEST ...) still builds <target>.so, which loads the same way.
 #
 # Test-only options (for deliberately broken fixtures): TEST_ABI "<major>.<minor>", TEST_TORCH "<major>.<minor>",
 # TEST_NO_ENTRY, TEST_ALLOW_UNDEFINED, NO_INSTALL, OUTPUT_DIRECTORY <dir>.
 set(_ETHOST_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
-function(ethost_add_plugin name)
+function(ethost_add_plugin)
   cmake_parse_arguments(EP "TEST_NO_ENTRY;TEST_ALLOW_UNDEFINED;NO_INSTALL"
-                           "MANIFEST;TEST_ABI;TEST_TORCH;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+                           "KIND;NAME;MANIFEST;TEST_ABI;TEST_TORCH;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  if(EP_KIND OR EP_NAME)
+    if(NOT EP_KIND OR NOT EP_NAME OR EP_UNPARSED_ARGUMENTS)
+      message(FATAL_ERROR "ethost_add_plugin: use ethost_add_plugin(KIND <app|model|optimizer|reader> NAME <name> "
+                          "MANIFEST plugin.toml SOURCES ...)")
+    endif()
+    if(NOT EP_KIND MATCHES "^(app|model|optimizer|reader)$")
+      message(FATAL_ERROR "ethost_add_plugin(KIND ${EP_KIND}): the kind must be app, model, optimizer or reader")
+    endif()
+    set(name ${EP_KIND}_${EP_NAME})
+  else()
+    list(LENGTH EP_UNPARSED_ARGUMENTS _n)
+    if(NOT _n EQUAL 1)
+      message(FATAL_ERROR "ethost_add_plugin: use ethost_add_plugin(KIND <kind> NAME <name> MANIFEST ... SOURCES ...)")
+    endif()
+    set(name ${EP_UNPARSED_ARGUMENTS})
+  endif()
   if(NOT EP_MANIFEST)
     message(FATAL_ERROR "ethost_add_plugin(${name}): MANIFEST plugin.toml is required")
   endif()
   get_filename_component(_manifest ${EP_MANIFEST} ABSOLUTE)
   file(READ ${_manifest} _text)
+  if(EP_KIND)
+    # The file is named after a component the manifest provides (kind and name of one [[provides]] entry).
+    string(REGEX MATCH "kind *= *\"${EP_KIND}\"[^[]*name *= *\"${EP_NAME}\"" _k1 "${_text}")
+    string(REGEX MATCH "name *= *\"${EP_NAME}\"[^[]*kind *= *\"${EP_KIND}\"" _k2 "${_text}")
+    if(NOT _k1 AND NOT _k2)
+      message(FATAL_ERROR "${_manifest}: no [[provides]] entry with kind = \"${EP_KIND}\" and name = \"${EP_NAME}\" "
+                          "(ethost_add_plugin(KIND ${EP_KIND} NAME ${EP_NAME}) names the plugin after it)")
+    endif()
+  endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_manifest})
   string(REGEX MATCH "\n?id *= *\"([^\"]*)\"" _m "${_text}")
   set(_EP_ID ${CMAKE_MATCH_1})
@@ -77,6 +106,9 @@ compiler = \"${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}\"
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${EP_OUTPUT_DIRECTORY})
   elseif(DEFINED ETHOST_OUTPUT_PLUGINS)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ETHOST_OUTPUT_PLUGINS})
+    if(EP_KIND AND EXISTS ${ETHOST_OUTPUT_PLUGINS}/${EP_NAME}.so)
+      file(REMOVE ${ETHOST_OUTPUT_PLUGINS}/${EP_NAME}.so)  # left by a build from before kind-qualified names
+    endif()
   endif()
   if(COMMAND ethost_torch_pch)
     ethost_torch_pch(${name})

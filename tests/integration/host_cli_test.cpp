@@ -23,7 +23,7 @@ TEST_SUITE("integration.host") {
     auto r = run_ethost({"--version"});
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "ethost 0.1.0"));
-    CHECK(contains(r.out, "SDK ABI 1.0"));
+    CHECK(contains(r.out, "SDK ABI 2.0"));
     CHECK(contains(r.out, "LibTorch 1.13"));
     CHECK(contains(r.out, "build "));
   }
@@ -65,7 +65,8 @@ TEST_SUITE("integration.host") {
   }
 
   TEST_CASE("--app hello runs, creating model/echo through the context") {
-    auto r = run_ethost(base({"--app", "hello", "--set", "model.scale=2", "--set", "greeting=hi", "--threads", "2"}));
+    auto r = run_ethost(
+        base({"--app", "hello", "--set", "model.scale=2", "--set", "greeting=hi", "--threads", "2"}));
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "hi from app/hello (mode train)"));
     CHECK(contains(r.out, "output: 0 2 4 6"));
@@ -76,7 +77,8 @@ TEST_SUITE("integration.host") {
   TEST_CASE("config order: defaults <- file <- flags, shown by --dump-config") {
     et::test::TempDir dir("cfg");
     et::test::write_file(dir / "run.toml", "greeting = \"from-file\"\nrepeat = 3\n[model]\nscale = 5.0\n");
-    auto r = run_ethost(base({"--app", "hello", "--config", dir / "run.toml", "--set", "repeat=4", "--dump-config"}));
+    auto r = run_ethost(
+        base({"--app", "hello", "--config", dir / "run.toml", "--set", "repeat=4", "--dump-config"}));
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "greeting = 'from-file'"));
     CHECK(contains(r.out, "repeat = 4"));
@@ -136,7 +138,8 @@ TEST_SUITE("integration.host") {
 
   TEST_CASE("a required key that is missing is named") {
     // Required keys come from manifests; app/hello has none, so use the good fixture's --set path instead.
-    auto r = run_ethost(base({"--app", "hello", "--user_defined_parameters", "greeting=yo scale=3", "--dump-config"}));
+    auto r = run_ethost(
+        base({"--app", "hello", "--user_defined_parameters", "greeting=yo scale=3", "--dump-config"}));
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "greeting = 'yo'"));
     CHECK(contains(r.out, "scale = 3"));

@@ -1,5 +1,5 @@
-// plugin_failures_test.cpp: every broken-plugin case of the contract gives a one-line message naming the file and
-// the cause, exit code 3 when it blocks the run, no crash — and unaffected plugins keep working.
+// plugin_failures_test.cpp: every broken-plugin case of the contract gives a one-line message naming the file
+// and the cause, exit code 3 when it blocks the run, no crash — and unaffected plugins keep working.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -18,7 +18,9 @@ std::vector<std::string> with_fixtures(std::vector<std::string> extra) {
   return a;
 }
 
-std::string fixture(const std::string& name) { return std::string(ETHOST_FIXTURE_PLUGINS) + "/" + name + ".so"; }
+std::string fixture(const std::string& name) {
+  return std::string(ETHOST_FIXTURE_PLUGINS) + "/" + name + ".so";
+}
 
 // Runs --app <app> and checks: exit 3, one line on stderr naming the file, containing `cause`.
 void expect_blocked(const std::string& app, const std::string& file, const std::string& cause) {
@@ -36,10 +38,10 @@ TEST_SUITE("integration.plugin_failures") {
     auto r = run_ethost(with_fixtures({"--list"}));
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "good_fixture"));
-    CHECK(contains(r.out, "incompatible: built for SDK ABI 2.0, host supports 1.0"));
-    CHECK(contains(r.out, "incompatible: built for SDK ABI 1.9"));
+    CHECK(contains(r.out, "incompatible: built for SDK ABI 3.0, host supports 2.0"));
+    CHECK(contains(r.out, "incompatible: built for SDK ABI 2.9"));
     CHECK(contains(r.out, "incompatible: built for LibTorch 2.1, host has 1.13"));
-    CHECK(contains(r.out, "incompatible: missing entry symbol ethost_plugin_v1"));
+    CHECK(contains(r.out, "incompatible: missing entry symbol ethost_plugin_v2"));
     CHECK(contains(r.out, "incompatible: needs libtorch.so.2.1"));
     CHECK(contains(r.out, "duplicate: provided by both"));
     CHECK(contains(r.out, "other .so file(s) skipped"));
@@ -56,17 +58,22 @@ TEST_SUITE("integration.plugin_failures") {
     CHECK(contains(r.out, "output: 0 1 2 3"));
   }
 
-  TEST_CASE("wrong SDK ABI major") { expect_blocked("bad_abi_major", fixture("bad_abi_major"), "built for SDK ABI 2.0"); }
+  TEST_CASE("wrong SDK ABI major") {
+    expect_blocked("bad_abi_major", fixture("bad_abi_major"), "built for SDK ABI 3.0");
+  }
   TEST_CASE("newer SDK minor than the host") {
-    expect_blocked("newer_minor", fixture("newer_minor"), "built for SDK ABI 1.9, host supports 1.0");
+    expect_blocked("newer_minor", fixture("newer_minor"), "built for SDK ABI 2.9, host supports 2.0");
   }
   TEST_CASE("different LibTorch major.minor") {
     expect_blocked("wrong_torch", fixture("wrong_torch"), "built for LibTorch 2.1, host has 1.13");
     expect_blocked("second_torch", fixture("second_torch"), "needs libtorch.so.2.1, host has LibTorch 1.13");
   }
-  TEST_CASE("missing entry symbol") { expect_blocked("no_entry", fixture("no_entry"), "missing entry symbol ethost_plugin_v1"); }
+  TEST_CASE("missing entry symbol") {
+    expect_blocked("no_entry", fixture("no_entry"), "missing entry symbol ethost_plugin_v2");
+  }
   TEST_CASE("unresolved symbol at load, demangled") {
-    expect_blocked("unresolved", fixture("unresolved"), "undefined symbol: et_fixture::missing_function(int)");
+    expect_blocked("unresolved", fixture("unresolved"),
+                   "undefined symbol: et_fixture::missing_function(int)");
   }
   TEST_CASE("two plugins with the same kind/name in one directory: both named, neither used") {
     auto r = run_ethost(with_fixtures({"--app", "dup"}));
@@ -76,7 +83,8 @@ TEST_SUITE("integration.plugin_failures") {
     CHECK(contains(r.err, "neither is used"));
   }
   TEST_CASE("register_components throws") {
-    expect_blocked("throws", fixture("throws"), "fixtures.throws failed to initialise: fixture refuses to register: boom");
+    expect_blocked("throws", fixture("throws"),
+                   "fixtures.throws failed to initialise: fixture refuses to register: boom");
   }
   TEST_CASE("registered components differ from the manifest") {
     expect_blocked("mismatch", fixture("mismatch"), "differ from the manifest");
@@ -100,7 +108,7 @@ TEST_SUITE("integration.plugin_failures") {
     auto r = run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--plugin-dir",
                          ETHOST_FIXTURE_PLUGINS_TIER2, "--list"});
     CHECK(r.exit_code == 0);
-    CHECK(contains(r.out, "shadowed by " ETHOST_PLUGIN_DIR "/echo.so"));
+    CHECK(contains(r.out, "shadowed by " ETHOST_PLUGIN_DIR "/model_echo.so"));
     r = run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--plugin-dir",
                     ETHOST_FIXTURE_PLUGINS_TIER2, "--app", "hello"});
     CHECK(contains(r.out, "output: 0 1 2 3"));
@@ -115,8 +123,8 @@ TEST_SUITE("integration.plugin_failures") {
     et::test::TempDir dir("junk");
     et::test::write_file(dir / "x.so", "this is not an ELF file at all \x01\x02\x03");
     std::filesystem::copy_file(fixture("not_a_plugin"), dir / "random.so");
-    auto r = run_ethost({"--no-default-plugins", "--plugin-dir", dir.path(), "--plugin-dir", ETHOST_PLUGIN_DIR,
-                         "--list", "--verbose"});
+    auto r = run_ethost({"--no-default-plugins", "--plugin-dir", dir.path(), "--plugin-dir",
+                         ETHOST_PLUGIN_DIR, "--list", "--verbose"});
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "skipped " + dir / "x.so" + ": not an ELF file"));
     CHECK(contains(r.out, "skipped " + dir / "random.so" + ": no .ethost.manifest section"));
@@ -136,7 +144,7 @@ TEST_SUITE("integration.plugin_failures") {
       std::string addr, type, name;
       std::vector<std::string> names;
       while (ss >> addr >> type >> name) names.push_back(name);
-      CHECK(names == std::vector<std::string>{"ethost_plugin_v1"});
+      CHECK(names == std::vector<std::string>{"ethost_plugin_v2"});
     }
   }
 }

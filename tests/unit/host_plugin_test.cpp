@@ -61,18 +61,19 @@ compiler = "GNU 12"
     };
     CHECK(et::test::contains(err("[plugin\n"), "bad.so: manifest: TOML syntax error"));
     CHECK(et::test::contains(err("[plugin]\nid=\"x\"\nversion=\"1\"\n"), "no [[provides]]"));
-    CHECK(et::test::contains(err("[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"widget\"\nname=\"w\"\n"),
-                             "unknown component kind 'widget'"));
     CHECK(et::test::contains(
-        err("[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"app\"\nname=\"a\"\n[provides.config.k]\ntype=\"int32\"\n"),
-        "unknown type 'int32'"));
+        err("[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"widget\"\nname=\"w\"\n"),
+        "unknown component kind 'widget'"));
+    CHECK(et::test::contains(err("[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"app\"\nname="
+                                 "\"a\"\n[provides.config.k]\ntype=\"int32\"\n"),
+                             "unknown type 'int32'"));
   }
 
   TEST_CASE("ELF reader: garbage, empty and truncated files are reported, not crashed on") {
     et::test::TempDir dir("elf");
     et::test::write_file(dir / "garbage.so", std::string(4096, '\x5a'));
     et::test::write_file(dir / "empty.so", "");
-    std::string real = et::test::read_file(ETHOST_PLUGIN_DIR "/echo.so");
+    std::string real = et::test::read_file(ETHOST_PLUGIN_DIR "/model_echo.so");
     et::test::write_file(dir / "trunc.so", real.substr(0, 200));
     auto g = read_elf(dir / "garbage.so");
     CHECK_FALSE(g.is_elf);
@@ -92,12 +93,12 @@ compiler = "GNU 12"
   }
 
   TEST_CASE("ELF reader: a real plugin has its manifest, torch in DT_NEEDED, and the entry symbol") {
-    auto e = read_elf(ETHOST_PLUGIN_DIR "/echo.so");
+    auto e = read_elf(ETHOST_PLUGIN_DIR "/model_echo.so");
     REQUIRE(e.is_elf);
     REQUIRE(e.manifest);
     CHECK(et::test::contains(*e.manifest, "id = \"examples.echo\""));
     CHECK(et::test::contains(*e.manifest, "[build]"));
-    CHECK(std::find(e.needed.begin(), e.needed.end(), "libethost_sdk.so.1") != e.needed.end());
-    CHECK(e.dynamic_symbols == std::vector<std::string>{"ethost_plugin_v1"});
+    CHECK(std::find(e.needed.begin(), e.needed.end(), "libethost_sdk.so.2") != e.needed.end());
+    CHECK(e.dynamic_symbols == std::vector<std::string>{"ethost_plugin_v2"});
   }
 }

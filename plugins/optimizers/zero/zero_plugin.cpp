@@ -1,10 +1,10 @@
-// zero_plugin.cpp: optimizer/zero — builds the SDK's ZeRO optimizer (et::dist) around another optimizer plugin.
-// (The trainer's train.zero_stage does the same around the configured optimizer.)
+// zero_plugin.cpp: optimizer/zero — builds the SDK's ZeRO optimizer (et::dist) around another optimizer
+// plugin. (The trainer's train.zero_stage does the same around the configured optimizer.)
 #include <ethost/dist/process_group.h>
 #include <ethost/dist/zero.h>
 #include <ethost/sdk.h>
 
-namespace {
+namespace et::optimizers::zero {
 
 class ZeroFactory final : public et::OptimizerFactory {
  public:
@@ -19,7 +19,8 @@ class ZeroFactory final : public et::OptimizerFactory {
   std::unique_ptr<et::Optimizer> make(std::vector<et::ParamGroup> groups) override {
     et::dist::ProcessGroup* pg = et::dist::process_group();
     if (!pg) {
-      et::log::get("plugin.optimizer.zero").warn("one process: nothing to partition, using the inner optimizer as is");
+      et::log::get("plugin.optimizer.zero")
+          .warn("one process: nothing to partition, using the inner optimizer as is");
       return inner_->make(std::move(groups));
     }
     return et::dist::make_zero_optimizer(std::move(groups), *inner_, *pg, stage_);
@@ -30,8 +31,10 @@ class ZeroFactory final : public et::OptimizerFactory {
   std::unique_ptr<et::OptimizerFactory> inner_;
 };
 
-}  // namespace
+}  // namespace et::optimizers::zero
 
 ETHOST_PLUGIN(reg) {
-  reg.add_optimizer("zero", [](const et::ConfigView& cfg, et::Context& ctx) { return std::make_unique<ZeroFactory>(cfg, ctx); });
+  reg.add_optimizer("zero", [](const et::ConfigView& cfg, et::Context& ctx) {
+    return std::make_unique<et::optimizers::zero::ZeroFactory>(cfg, ctx);
+  });
 }

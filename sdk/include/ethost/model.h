@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "ethost/component.h"
 #include "ethost/export.h"
 
 namespace torch::nn {
@@ -17,7 +18,7 @@ namespace et {
 // Named tensors in and out of a model ("input_ids", "attention_mask", "logits", "loss", ...).
 using TensorMap = std::map<std::string, at::Tensor>;
 
-class ET_API Model {
+class ET_API Model : public Component {
  public:
   virtual ~Model();
   // Runs the network. Inputs and outputs are documented per model (see `ethost --describe model/<name>`).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ethost/component.h"
 #include "ethost/export.h"
 
 namespace et {
@@ -22,7 +23,8 @@ struct ParamGroup {
   double weight_decay = -1.0;
 };
 
-class ET_API Optimizer {
+// Optional capabilities (et::dist::ShardedOptimizer for ZeRO) are offered through query_interface.
+class ET_API Optimizer : public Component {
  public:
   virtual ~Optimizer();
   virtual void step() = 0;
@@ -35,7 +37,7 @@ class ET_API Optimizer {
   virtual std::string describe() const = 0;
 };
 
-class ET_API OptimizerFactory {
+class ET_API OptimizerFactory : public Component {
  public:
   virtual ~OptimizerFactory();
   virtual std::unique_ptr<Optimizer> make(std::vector<ParamGroup> groups) = 0;

@@ -1,30 +1,31 @@
-// reader.h: the Reader interface — streams rows (named text fields) from data files, skipping and counting bad
-// rows, sharded by rank.
+// reader.h: the Reader interface — streams rows (named text fields) from data files, skipping and counting
+// bad rows, sharded by rank.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ethost/component.h"
 #include "ethost/data/bad_rows.h"
 #include "ethost/data/schema.h"
 #include "ethost/export.h"
 
 namespace et {
 
-// One input row: the values of the reader's columns, in column order, as text (a multi-value int/float cell is
-// comma-separated, as in EasyTransfer/EasyNLP schemas).
+// One input row: the values of the reader's columns, in column order, as text (a multi-value int/float cell
+// is comma-separated, as in EasyTransfer/EasyNLP schemas).
 struct Row {
   std::vector<std::string> values;
   std::string file;       // where the row came from
   std::int64_t line = 0;  // 1-based line (or record) number in that file
 };
 
-class ET_API Reader {
+class ET_API Reader : public Component {
  public:
   virtual ~Reader();
-  // Opens the files (read one after another, streamed — never loaded whole). With num_shards > 1 only the rows
-  // whose running index k (over all files) has k % num_shards == shard_index are returned. A missing or
+  // Opens the files (read one after another, streamed — never loaded whole). With num_shards > 1 only the
+  // rows whose running index k (over all files) has k % num_shards == shard_index are returned. A missing or
   // unreadable file throws et::DataError naming it (exit code 4).
   virtual void open(const std::vector<std::string>& files, int shard_index = 0, int num_shards = 1) = 0;
   // The columns of every row, in order.

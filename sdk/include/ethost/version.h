@@ -10,9 +10,11 @@
 //  - MAJOR changes on any layout/vtable change of an existing SDK interface, or a new LibTorch minor.
 //    Every plugin must then be rebuilt; the entry symbol name (ethost_plugin_v<MAJOR>) changes with it.
 //  - MINOR changes on additive changes only (new kinds, new Context services, new capability interfaces).
+//  - 2.0 (SDK 2): components derive from et::Component (capability lookup), open data features, the Predictor
+//    capability, the supervised-app base, the HF model toolkit and the trainer's hooks.
 //  - A plugin is compatible when: same MAJOR, plugin MINOR <= host MINOR, same LibTorch major.minor,
 //    same _GLIBCXX_USE_CXX11_ABI.
-#define ET_SDK_ABI_MAJOR 1
+#define ET_SDK_ABI_MAJOR 2
 #define ET_SDK_ABI_MINOR 0
 #define ET_VERSION_STRING "0.1.0"
 
@@ -34,8 +36,9 @@ inline std::string abi_incompatibility(const AbiStamp& plugin, const AbiStamp& h
   auto ver = [](int a, int b) { return std::to_string(a) + "." + std::to_string(b); };
   if (plugin.abi_major != host.abi_major || plugin.abi_minor > host.abi_minor)
     return "built for SDK ABI " + ver(plugin.abi_major, plugin.abi_minor) + ", host supports " +
-           (host.abi_minor == 0 ? ver(host.abi_major, 0)
-                                : ver(host.abi_major, 0) + "\xE2\x80\x93" + ver(host.abi_major, host.abi_minor)) +
+           (host.abi_minor == 0
+                ? ver(host.abi_major, 0)
+                : ver(host.abi_major, 0) + "\xE2\x80\x93" + ver(host.abi_major, host.abi_minor)) +
            ": rebuild the plugin against this host's SDK";
   if (plugin.torch_major != host.torch_major || plugin.torch_minor != host.torch_minor)
     return "built for LibTorch " + ver(plugin.torch_major, plugin.torch_minor) + ", host has " +

@@ -1,6 +1,6 @@
 // zero.cpp: ZeRO over the flattened parameter space. Every rank owns the contiguous slice
-// [rank*S, (rank+1)*S) (S = ceil(P / world)) and runs the inner optimizer on views of that slice, one view per
-// parameter it overlaps (so per-parameter rules such as "no weight decay on biases" still apply by name).
+// [rank*S, (rank+1)*S) (S = ceil(P / world)) and runs the inner optimizer on views of that slice, one view
+// per parameter it overlaps (so per-parameter rules such as "no weight decay on biases" still apply by name).
 #include "ethost/dist/zero.h"
 
 #include <torch/torch.h>
@@ -18,19 +18,22 @@ ShardedOptimizer::~ShardedOptimizer() = default;
 namespace {
 
 struct Segment {
-  size_t param;         // index into params
-  int64_t param_off;    // offset inside the parameter (flattened)
-  int64_t shard_off;    // offset inside this rank's shard
+  size_t param;       // index into params
+  int64_t param_off;  // offset inside the parameter (flattened)
+  int64_t shard_off;  // offset inside this rank's shard
   int64_t len;
 };
 
-int64_t bytes_of(const at::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; }
+int64_t bytes_of(const at::Tensor& t) {
+  return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+}
 
 class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
  public:
   ZeroOptimizer(std::vector<ParamGroup> groups, OptimizerFactory& inner, ProcessGroup& pg, int stage)
       : pg_(pg), stage_(stage) {
-    if (stage < 1 || stage > 3) throw ConfigError("ZeRO stage must be 1, 2 or 3, got " + std::to_string(stage));
+    if (stage < 1 || stage > 3)
+      throw ConfigError("ZeRO stage must be 1, 2 or 3, got " + std::to_string(stage));
     for (auto& g : groups) {
       if (g.names.size() != g.params.size()) throw Error("ZeRO needs one name per parameter");
       for (size_t i = 0; i < g.params.size(); ++i) {
@@ -46,7 +49,8 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
     shard_ = (total_ + n - 1) / n;
     lo_ = std::min(total_, r * shard_);
     hi_ = std::min(total_, lo_ + shard_);
-    auto opts = params_.empty() ? torch::TensorOptions(torch::kFloat) : params_[0].options().requires_grad(false);
+    auto opts =
+        params_.empty() ? torch::TensorOptions(torch::kFloat) : params_[0].options().requires_grad(false);
     master_ = torch::zeros({shard_}, opts);
     grads_ = torch::zeros({shard_}, opts);
     // Segments of this rank's slice, and the inner optimizer over views of them.
@@ -58,7 +62,8 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
       segs_.push_back(s);
       {
         torch::NoGradGuard ng;
-        master_.narrow(0, s.shard_off, s.len).copy_(params_[i].detach().reshape({-1}).narrow(0, s.param_off, s.len));
+        master_.narrow(0, s.shard_off, s.len)
+            .copy_(params_[i].detach().reshape({-1}).narrow(0, s.param_off, s.len));
       }
       at::Tensor view = master_.narrow(0, s.shard_off, s.len);
       view.mutable_grad() = grads_.narrow(0, s.shard_off, s.len);
@@ -68,8 +73,8 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
     }
     inner_ = inner.make({inner_group});
     if (stage_ == 3) release();
-    log::get("dist").info("ZeRO stage ", stage_, ": ", total_, " parameters, this rank owns [", lo_, ", ", hi_, ") in ",
-                          segs_.size(), " segments");
+    log::get("dist").info("ZeRO stage ", stage_, ": ", total_, " parameters, this rank owns [", lo_, ", ",
+                          hi_, ") in ", segs_.size(), " segments");
   }
 
   // ---------------------------------------------------------------------------------------------- Optimizer
@@ -80,8 +85,10 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
       for (auto& s : segs_) {
         const at::Tensor& g = params_[s.param].grad();
         auto dst = grads_.narrow(0, s.shard_off, s.len);
-        if (g.defined()) dst.copy_(g.reshape({-1}).narrow(0, s.param_off, s.len));
-        else dst.zero_();
+        if (g.defined())
+          dst.copy_(g.reshape({-1}).narrow(0, s.param_off, s.len));
+        else
+          dst.zero_();
       }
     }
     inner_->step();
@@ -92,15 +99,17 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
     grads_.zero_();
     for (auto& p : params_)
       if (p.grad().defined()) {
-        if (stage_ >= 2) p.mutable_grad() = at::Tensor();
-        else p.mutable_grad().zero_();
+        if (stage_ >= 2)
+          p.mutable_grad() = at::Tensor();
+        else
+          p.mutable_grad().zero_();
       }
   }
   void set_lr(double lr) override { inner_->set_lr(lr); }
   double lr() const override { return inner_->lr(); }
 
-  // Consolidated: per-parameter tensors under the inner optimizer's names, as if unsharded (any world size can
-  // load it, and so can the plain inner optimizer).
+  // Consolidated: per-parameter tensors under the inner optimizer's names, as if unsharded (any world size
+  // can load it, and so can the plain inner optimizer).
   std::map<std::string, at::Tensor> state() const override {
     std::map<std::string, at::Tensor> shard_state = inner_->state(), out;
     std::map<std::string, at::Tensor> flat;  // prefix -> full flat buffer
@@ -138,7 +147,8 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
       }
       const Segment& s = segs_[size_t(seg)];
       auto it = full.find(prefix + "." + names_[s.param]);
-      if (it == full.end()) throw DataError("optimizer state has no '" + prefix + "." + names_[s.param] + "'");
+      if (it == full.end())
+        throw DataError("optimizer state has no '" + prefix + "." + names_[s.param] + "'");
       shard_state[key] = it->second.reshape({-1}).narrow(0, s.param_off, s.len).clone();
     }
     inner_->load_state(shard_state);
@@ -148,6 +158,11 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
     std::ostringstream os;
     os << "zero(stage=" << stage_ << ", ranks=" << pg_.size() << ") over " << inner_->describe();
     return os.str();
+  }
+
+  void* query_interface(std::string_view id) override {
+    if (void* p = offer<ShardedOptimizer>(this, id)) return p;
+    return Optimizer::query_interface(id);
   }
 
   // --------------------------------------------------------------------------------------- ShardedOptimizer
@@ -195,7 +210,8 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
     double norm = std::sqrt(sq);
     if (max_norm > 0 && norm > max_norm) {
       double f = max_norm / (norm + 1e-6);
-      if (stage_ >= 2) grads_.mul_(f);
+      if (stage_ >= 2)
+        grads_.mul_(f);
       else
         for (auto& p : params_)
           if (p.grad().defined()) p.mutable_grad().mul_(f);
@@ -271,8 +287,8 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_zero_optimizer(std::vector<ParamGroup> groups, OptimizerFactory& inner, ProcessGroup& pg,
-                                               int stage) {
+std::unique_ptr<Optimizer> make_zero_optimizer(std::vector<ParamGroup> groups, OptimizerFactory& inner,
+                                               ProcessGroup& pg, int stage) {
   return std::make_unique<ZeroOptimizer>(std::move(groups), inner, pg, stage);
 }
 

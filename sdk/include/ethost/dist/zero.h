@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ethost/dist/process_group.h"
@@ -17,10 +18,11 @@ struct HeldBytes {
   int64_t unsharded_optimizer_state = 0, unsharded_gradients = 0, unsharded_parameters = 0;
 };
 
-// What a sharded optimizer needs from the training loop, beyond et::Optimizer. The trainer finds it with
-// dynamic_cast on the optimizer it created.
+// What a sharded optimizer needs from the training loop, beyond et::Optimizer: a capability the trainer finds
+// with et::query<ShardedOptimizer>(optimizer).
 class ET_API ShardedOptimizer {
  public:
+  static constexpr std::string_view kInterfaceId = "et.dist.ShardedOptimizer/1";
   virtual ~ShardedOptimizer();
   virtual int stage() const = 0;
   // Stage 3: all-gather the full parameters (before forward, evaluation or saving). No-op otherwise.

@@ -1,8 +1,8 @@
-// echo_model.cpp: model/echo — output = input * scale (a learnable scalar), for tests and examples.
+// echo_plugin.cpp: model/echo — output = input * scale (a learnable scalar), for tests and examples.
 #include <ethost/sdk.h>
 #include <torch/torch.h>
 
-namespace {
+namespace et::models::echo {
 
 struct EchoModule : torch::nn::Module {
   explicit EchoModule(double scale) { weight = register_parameter("scale", torch::full({}, scale)); }
@@ -25,8 +25,8 @@ class EchoModel final : public et::Model {
   std::shared_ptr<EchoModule> module_;
 };
 
-}  // namespace
+}  // namespace et::models::echo
 
 ETHOST_PLUGIN(reg) {
-  reg.add_model("echo", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<EchoModel>(cfg); });
+  reg.add_model("echo", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::models::echo::EchoModel>(cfg); });
 }

@@ -1,4 +1,4 @@
-// lamb.cpp: optimizer/lamb — per tensor: m, v (bias-corrected), u = m/(sqrt(v)+eps) + wd*p,
+// lamb_plugin.cpp: optimizer/lamb — per tensor: m, v (bias-corrected), u = m/(sqrt(v)+eps) + wd*p,
 // trust = ||p|| / ||u|| (1 when either is 0, or for excluded tensors), p -= lr * trust * u.
 #include <ethost/kernels/fused_lamb.h>
 #include <ethost/sdk.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace {
+namespace et::optimizers::lamb {
 
 struct Slot {
   std::string name;
@@ -150,8 +150,8 @@ class LambFactory final : public et::OptimizerFactory {
   std::vector<std::string> no_decay_;
 };
 
-}  // namespace
+}  // namespace et::optimizers::lamb
 
 ETHOST_PLUGIN(reg) {
-  reg.add_optimizer("lamb", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<LambFactory>(cfg); });
+  reg.add_optimizer("lamb", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::optimizers::lamb::LambFactory>(cfg); });
 }

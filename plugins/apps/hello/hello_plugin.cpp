@@ -1,10 +1,10 @@
-// hello_app.cpp: app/hello — prints its config, creates the configured model and runs it on [0, 1, 2, 3].
+// hello_plugin.cpp: app/hello — prints its config, creates the configured model and runs it on [0, 1, 2, 3].
 #include <ethost/sdk.h>
 #include <torch/torch.h>
 
 #include <iostream>
 
-namespace {
+namespace et::apps::hello {
 
 class HelloApp final : public et::App {
  public:
@@ -28,10 +28,10 @@ class HelloApp final : public et::App {
   et::Context& ctx_;
 };
 
-}  // namespace
+}  // namespace et::apps::hello
 
 ETHOST_PLUGIN(reg) {
   reg.add_app("hello", [](const et::ConfigView& cfg, et::Context& ctx) {
-    return std::make_unique<HelloApp>(cfg, ctx);
+    return std::make_unique<et::apps::hello::HelloApp>(cfg, ctx);
   });
 }

@@ -1,11 +1,11 @@
-// jsonl_reader.cpp: reader/jsonl — streams JSON-lines files, taking the schema's fields from each object.
+// jsonl_plugin.cpp: reader/jsonl — streams JSON-lines files, taking the schema's fields from each object.
 #include <ethost/sdk.h>
 
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-namespace {
+namespace et::readers::jsonl {
 
 // Text of a JSON value as a cell: strings as they are, numbers as written, lists comma-joined.
 bool cell_text(const nlohmann::json& v, std::string& out) {
@@ -119,8 +119,8 @@ class JsonlReader final : public et::Reader {
   int shard_ = 0, shards_ = 1;
 };
 
-}  // namespace
+}  // namespace et::readers::jsonl
 
 ETHOST_PLUGIN(reg) {
-  reg.add_reader("jsonl", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<JsonlReader>(cfg); });
+  reg.add_reader("jsonl", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::readers::jsonl::JsonlReader>(cfg); });
 }

@@ -1,4 +1,4 @@
-// adamw.cpp: optimizer/adamw — torch.optim.AdamW's update (decoupled decay, bias correction) over named groups.
+// adamw_plugin.cpp: optimizer/adamw — torch.optim.AdamW's update (decoupled decay, bias correction) over named groups.
 #include <ethost/kernels/fused_adamw.h>
 #include <ethost/sdk.h>
 #include <torch/torch.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace {
+namespace et::optimizers::adamw {
 
 struct Slot {
   std::string name;
@@ -143,8 +143,8 @@ class AdamWFactory final : public et::OptimizerFactory {
   bool fused_;
 };
 
-}  // namespace
+}  // namespace et::optimizers::adamw
 
 ETHOST_PLUGIN(reg) {
-  reg.add_optimizer("adamw", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<AdamWFactory>(cfg); });
+  reg.add_optimizer("adamw", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::optimizers::adamw::AdamWFactory>(cfg); });
 }

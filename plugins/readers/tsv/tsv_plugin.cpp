@@ -1,10 +1,10 @@
-// tsv_reader.cpp: reader/tsv — streams delimited files (TSV, or CSV with quotes), validating cells by schema.
+// tsv_plugin.cpp: reader/tsv — streams delimited files (TSV, or CSV with quotes), validating cells by schema.
 #include <ethost/sdk.h>
 
 #include <fstream>
 #include <memory>
 
-namespace {
+namespace et::readers::tsv {
 
 class TsvReader final : public et::Reader {
  public:
@@ -160,8 +160,8 @@ class TsvReader final : public et::Reader {
   int shard_ = 0, shards_ = 1;
 };
 
-}  // namespace
+}  // namespace et::readers::tsv
 
 ETHOST_PLUGIN(reg) {
-  reg.add_reader("tsv", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<TsvReader>(cfg); });
+  reg.add_reader("tsv", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::readers::tsv::TsvReader>(cfg); });
 }
