@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <mutex>
 #include <numeric>
 #include <set>
 
+#include "ethost/data/batch_source.h"
 #include "ethost/data/batcher.h"
 #include "ethost/data/dataset.h"
 #include "ethost/data/schema.h"
@@ -16,18 +18,24 @@ using namespace et::data;
 
 namespace {
 
-Dataset make_dataset(int n) {
+// Text-like examples: input_ids of length 2 + i % 7 (all 5), token types 0, a class label i % 3.
+Dataset make_dataset(int n, int64_t pad_id = 0) {
   Dataset ds;
+  ds.schema = FeatureSchema::bert_text(pad_id);
+  ds.schema.scalar("labels");
   for (int i = 0; i < n; ++i) {
     Example e;
-    e.input_ids.assign(size_t(2 + i % 7), 5);
-    e.token_type_ids.assign(e.input_ids.size(), 0);
-    e.labels = {i % 3};
+    const size_t len = size_t(2 + i % 7);
+    e.set("input_ids", Feature::sequence(std::vector<int32_t>(len, 5)));
+    e.set("token_type_ids", Feature::sequence(std::vector<int8_t>(len, 0)));
+    e.set("labels", Feature::scalar(int64_t(i % 3)));
     e.index = i;
     ds.examples.push_back(e);
   }
   return ds;
 }
+
+int64_t length(const Example& e) { return e.at("input_ids").size(0); }
 
 // A reader over in-memory rows, for build_dataset.
 class VectorReader final : public et::Reader {
@@ -122,7 +130,7 @@ TEST_SUITE("unit.data") {
     int uniform = 0;
     for (auto& b : plan_epoch(ds, o, 0)) {
       std::set<size_t> lens;
-      for (auto i : b) lens.insert(ds.examples[size_t(i)].input_ids.size());
+      for (auto i : b) lens.insert(size_t(length(ds.examples[size_t(i)])));
       uniform += lens.size() == 1;
     }
     CHECK(uniform >= 60);  // of 70 batches
@@ -140,20 +148,168 @@ TEST_SUITE("unit.data") {
   }
 
   TEST_CASE("collate pads to the longest example and masks the padding") {
-    auto ds = make_dataset(5);
-    ds.examples[1].targets = {0.5f, 1.0f};
-    auto b = collate(ds, {0, 3}, 7);
+    auto ds = make_dataset(5, 7);
+    auto b = collate(ds, {0, 3});
     CHECK(b.size == 2);
     CHECK(b.tokens == 2 + 5);
     auto ids = b.tensors.at("input_ids");
     CHECK(ids.sizes() == std::vector<int64_t>{2, 5});
+    CHECK((ids.scalar_type() == torch::kLong));
     CHECK(ids[0][2].item<int64_t>() == 7);
+    CHECK(ids[1][4].item<int64_t>() == 5);
     CHECK(b.tensors.at("attention_mask").sum().item<int64_t>() == 7);
+    CHECK(b.tensors.at("token_type_ids").sizes() == std::vector<int64_t>{2, 5});
     CHECK(torch::equal(b.tensors.at("labels"), torch::tensor({0, 0}, torch::kLong)));
-    auto t = collate(ds, {1, 2}, 0).tensors.at("targets");
-    CHECK(t.sizes() == std::vector<int64_t>{2, 2});
-    CHECK(t[0][1].item<float>() == 1.0f);
-    CHECK(t[1][0].item<float>() == 0.0f);
+    CHECK(b.tensors.size() == 4);
+  }
+
+  TEST_CASE("open features: float vectors, image-like tensors, padding along any dim, fixed length, lists") {
+    FeatureSchema s;
+    s.tensor("vec");      // float [3] per example: stacked
+    s.tensor("patches");  // float [2, 4] per example
+    FeatureSpec grid;     // [k, n]: n varies, padded along dim 1 with -1
+    grid.name = "grid";
+    grid.dtype = DType::float32;
+    grid.pad_value = -1;
+    grid.dim = 1;
+    grid.mask = "grid_mask";
+    s.add(grid);
+    FeatureSpec fixed;  // int list padded to 6 with -100
+    fixed.name = "spans";
+    fixed.pad = Pad::fixed;
+    fixed.length = 6;
+    fixed.pad_value = -100;
+    s.add(fixed);
+    s.sequence("entity_ids", 0, "entity_mask", DType::int32);
+    std::vector<Example> ex(2);
+    ex[0]
+        .set("vec", Feature::sequence(std::vector<float>{1, 2, 3}))
+        .set("patches", Feature::tensor(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {2, 4}))
+        .set("grid", Feature::tensor(std::vector<float>{1, 2, 3, 4}, {2, 2}))
+        .set("spans", Feature::sequence(std::vector<int64_t>{4, 5}))
+        .set("entity_ids", Feature::sequence(std::vector<int64_t>{9}));
+    ex[1]
+        .set("vec", Feature::sequence(std::vector<float>{4, 5, 6}))
+        .set("patches", Feature::tensor(std::vector<float>(8, 0.5f), {2, 4}))
+        .set("grid", Feature::tensor(std::vector<float>{7, 8, 9, 10, 11, 12}, {2, 3}))
+        .set("spans", Feature::sequence(std::vector<int64_t>{1, 2, 3}))
+        .set("entity_ids", Feature::sequence(std::vector<int64_t>{1, 2, 3}));
+    auto b = collate_examples(s, {&ex[0], &ex[1]});
+    CHECK(torch::equal(b.tensors.at("vec"), torch::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({2, 3})));
+    CHECK(b.tensors.at("patches").sizes() == std::vector<int64_t>{2, 2, 4});
+    CHECK(b.tensors.at("patches")[0][1][3].item<float>() == 8.0f);
+    auto g = b.tensors.at("grid");
+    CHECK(torch::equal(
+        g, torch::tensor({1.f, 2.f, -1.f, 3.f, 4.f, -1.f, 7.f, 8.f, 9.f, 10.f, 11.f, 12.f}).view({2, 2, 3})));
+    CHECK(torch::equal(b.tensors.at("grid_mask"),
+                       torch::tensor({1, 1, 0, 1, 1, 1}, torch::kLong).view({2, 3})));
+    CHECK(torch::equal(
+        b.tensors.at("spans"),
+        torch::tensor({4, 5, -100, -100, -100, -100, 1, 2, 3, -100, -100, -100}, torch::kLong).view({2, 6})));
+    CHECK((b.tensors.at("entity_ids").scalar_type() == torch::kInt));
+    CHECK(torch::equal(b.tensors.at("entity_mask"),
+                       torch::tensor({1, 0, 0, 1, 1, 1}, torch::kLong).view({2, 3})));
+    CHECK(b.tokens == 2 + 3);  // the length feature: the first Pad::longest feature ("grid" along dim 1)
+    s.length_feature = "entity_ids";
+    CHECK(collate_examples(s, {&ex[0], &ex[1]}).tokens == 1 + 3);
+  }
+
+  TEST_CASE("collation errors name the feature: undeclared, inconsistent shapes, too long, missing") {
+    FeatureSchema s;
+    s.tensor("vec");
+    FeatureSpec fixed;
+    fixed.name = "ids";
+    fixed.pad = Pad::fixed;
+    fixed.length = 2;
+    s.add(fixed);
+    Example a, b;
+    a.set("vec", Feature::sequence(std::vector<float>{1, 2}))
+        .set("ids", Feature::sequence(std::vector<int64_t>{1}));
+    b.set("vec", Feature::sequence(std::vector<float>{1, 2, 3}))
+        .set("ids", Feature::sequence(std::vector<int64_t>{1}));
+    CHECK_THROWS_WITH_AS(collate_examples(s, {&a, &b}), doctest::Contains("feature 'vec'"),
+                         et::InternalError);
+    b.set("vec", Feature::sequence(std::vector<float>{1, 2}))
+        .set("ids", Feature::sequence(std::vector<int64_t>{1, 2, 3}));
+    CHECK_THROWS_WITH_AS(collate_examples(s, {&a, &b}), doctest::Contains("the fixed length is 2"),
+                         et::InternalError);
+    b.set("ids", Feature::sequence(std::vector<int64_t>{3})).set("typo", Feature::scalar(1.0f));
+    CHECK_THROWS_WITH_AS(collate_examples(s, {&a, &b}),
+                         doctest::Contains("'typo' is not in the dataset's feature schema"),
+                         et::InternalError);
+    Example c;
+    c.set("vec", Feature::sequence(std::vector<float>{5, 6}));
+    CHECK_THROWS_WITH_AS(collate_examples(s, {&a, &c}), doctest::Contains("1 of 2 examples lack it"),
+                         et::InternalError);
+    s.features[1].optional = true;  // then the missing example is all padding
+    auto batch = collate_examples(s, {&a, &c});
+    CHECK(torch::equal(batch.tensors.at("ids"), torch::tensor({1, 0, 0, 0}, torch::kLong).view({2, 2})));
+    CHECK(collate_examples(s, {&c}).tensors.count("ids") == 0);  // a feature no example has is left out
+    CHECK_THROWS_AS(Feature::tensor(std::vector<float>{1, 2, 3}, {2, 2}), et::InternalError);
+    CHECK_THROWS_AS(s.add(fixed), et::InternalError);  // declared twice
+    CHECK_THROWS_AS(a.at("absent"), et::InternalError);
+    CHECK(a.at("vec").as<float>() == std::vector<float>{1, 2});
+    CHECK_THROWS_AS(a.at("vec").as<int64_t>(), et::InternalError);
+  }
+
+  TEST_CASE("a custom collate replaces the schema's rule and sees the epoch and batch position") {
+    auto ds = make_dataset(40);
+    std::vector<std::pair<int64_t, int64_t>> seen;
+    std::mutex mu;
+    ds.custom_collate = [&](const Dataset& d, const std::vector<int64_t>& idx, const CollateContext& c) {
+      Batch b = collate(d, idx);
+      b.tensors["epoch"] = torch::full({1}, c.epoch, torch::kLong);
+      std::lock_guard<std::mutex> lock(mu);
+      seen.emplace_back(c.epoch, c.batch);
+      CHECK(c.training);
+      CHECK(c.seed == 7);
+      return b;
+    };
+    DatasetSource src(ds);
+    SourceOptions so;
+    so.micro_batch_size = 8;
+    so.seed = 7;
+    src.configure(so);
+    CHECK(src.batches_per_epoch() == 5);
+    src.start_epoch(3, 2);
+    Batch b;
+    int n = 0;
+    while (src.next(b)) {
+      CHECK(b.tensors.at("epoch").item<int64_t>() == 3);
+      CHECK(b.global_size == 8);
+      ++n;
+    }
+    CHECK(n == 3);
+    std::sort(seen.begin(), seen.end());
+    CHECK(seen == std::vector<std::pair<int64_t, int64_t>>{{3, 2}, {3, 3}, {3, 4}});
+  }
+
+  TEST_CASE("DatasetSource: every rank takes its slice of the same global batches") {
+    auto ds = make_dataset(23);
+    std::vector<std::vector<int64_t>> seen(2);
+    std::vector<int64_t> global_sizes;
+    for (int r = 0; r < 2; ++r) {
+      DatasetSource src(ds);
+      SourceOptions so;
+      so.micro_batch_size = 3;
+      so.rank = r;
+      so.world_size = 2;
+      src.configure(so);
+      CHECK(src.batches_per_epoch() == 4);  // ceil(23 / 6)
+      src.start_epoch(1, 0);
+      Batch b;
+      while (src.next(b)) {
+        seen[size_t(r)].insert(seen[size_t(r)].end(), b.indices.begin(), b.indices.end());
+        if (r == 0) global_sizes.push_back(b.global_size);
+      }
+    }
+    CHECK(global_sizes == std::vector<int64_t>{6, 6, 6, 5});
+    std::vector<int64_t> all = seen[0];
+    all.insert(all.end(), seen[1].begin(), seen[1].end());
+    std::sort(all.begin(), all.end());
+    std::vector<int64_t> expect(23);
+    std::iota(expect.begin(), expect.end(), 0);
+    CHECK(all == expect);
   }
 
   TEST_CASE("the prefetcher yields the plan's batches in order, from any starting batch") {
@@ -161,7 +317,7 @@ TEST_SUITE("unit.data") {
     PlanOptions o;
     o.batch_size = 4;
     auto plan = plan_epoch(ds, o, 3);
-    Prefetcher p(ds, plan, 5, 0, 3);
+    Prefetcher p(ds, plan, 5, 3);
     Batch b;
     size_t i = 5;
     while (p.next(b)) {
@@ -185,15 +341,16 @@ TEST_SUITE("unit.data") {
             return std::nullopt;
           }
           Example e;
-          e.labels = {std::stoll(row.values[0])};
+          e.set("labels", Feature::scalar(int64_t(std::stoll(row.values[0]))));
           return e;
         },
-        333);
+        FeatureSchema().scalar("labels"), 333);
     CHECK(ds.size() == 9990);
     CHECK(r.bad_rows().count() == 10);
     CHECK(r.bad_rows().examples()[0] == "mem:8: not a number");
     bool ordered = true;
-    for (size_t i = 1; i < ds.examples.size(); ++i) ordered = ordered && ds.examples[i].labels[0] > ds.examples[i - 1].labels[0];
+    for (size_t i = 1; i < ds.examples.size(); ++i)
+      ordered = ordered && ds.examples[i].at("labels").value(0) > ds.examples[i - 1].at("labels").value(0);
     CHECK(ordered);
     CHECK(ds.examples[100].index == 100);
   }

@@ -1,4 +1,4 @@
-// batcher.cpp: epoch plans, collation with dynamic padding, and the prefetching batch stream.
+// batcher.cpp: epoch plans, collation by each feature's padding rule, and the prefetching batch stream.
 #include "ethost/data/batcher.h"
 
 #include <torch/torch.h>
@@ -11,6 +11,8 @@
 #include <mutex>
 #include <random>
 #include <thread>
+
+#include "ethost/error.h"
 
 namespace et::data {
 namespace {
@@ -34,7 +36,7 @@ std::vector<std::vector<int64_t>> plan_epoch(const Dataset& ds, const PlanOption
       auto first = order.begin() + static_cast<std::ptrdiff_t>(b);
       auto last = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), b + window));
       std::stable_sort(first, last, [&](int64_t x, int64_t y) {
-        return ds.examples[size_t(x)].input_ids.size() < ds.examples[size_t(y)].input_ids.size();
+        return ds.schema.length_of(ds.examples[size_t(x)]) < ds.schema.length_of(ds.examples[size_t(y)]);
       });
     }
   }
@@ -42,7 +44,8 @@ std::vector<std::vector<int64_t>> plan_epoch(const Dataset& ds, const PlanOption
   for (size_t b = 0; b < order.size(); b += bs) {
     size_t e = std::min(order.size(), b + bs);
     if (o.drop_last && e - b < bs) break;
-    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(b), order.begin() + static_cast<std::ptrdiff_t>(e));
+    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(b),
+                         order.begin() + static_cast<std::ptrdiff_t>(e));
   }
   if (o.bucket_by_length && o.shuffle) {
     for (size_t i = batches.size(); i > 1; --i) std::swap(batches[i - 1], batches[rng() % i]);
@@ -52,62 +55,173 @@ std::vector<std::vector<int64_t>> plan_epoch(const Dataset& ds, const PlanOption
     for (auto& b : batches) {
       size_t n = b.size(), k = static_cast<size_t>(o.num_shards), s = static_cast<size_t>(o.shard_index);
       size_t lo = n * s / k, hi = n * (s + 1) / k;
-      b = std::vector<int64_t>(b.begin() + static_cast<std::ptrdiff_t>(lo), b.begin() + static_cast<std::ptrdiff_t>(hi));
+      b = std::vector<int64_t>(b.begin() + static_cast<std::ptrdiff_t>(lo),
+                               b.begin() + static_cast<std::ptrdiff_t>(hi));
     }
   }
   return batches;
 }
 
-Batch collate(const Dataset& ds, const std::vector<int64_t>& idx, int64_t pad_id) {
+namespace {
+
+[[noreturn]] void bad_batch(const FeatureSpec& spec, const std::string& why) {
+  throw InternalError("cannot batch feature '" + spec.name + "': " + why, "",
+                      "fix the app's encoding or the feature's FeatureSpec");
+}
+
+template <class Dst>
+Dst* data_of(at::Tensor& t) {
+  return t.data_ptr<Dst>();
+}
+
+// Copies one example's values into its slot of the batch tensor: the slot has the batch's per-example shape,
+// the source is shorter (or equal) along `dim`, so it is copied in blocks of its inner size.
+template <class Dst>
+void copy_example(Dst* slot, const Feature& f, const std::vector<int64_t>& slot_shape, int64_t dim) {
+  int64_t outer = 1, inner_src = 1, inner_dst = 1;
+  const int64_t nd = f.dim();
+  for (int64_t d = 0; d < nd; ++d) {
+    if (d < dim)
+      outer *= f.shape()[size_t(d)];
+    else {
+      inner_src *= f.shape()[size_t(d)];
+      inner_dst *= slot_shape[size_t(d)];
+    }
+  }
+  std::visit(
+      [&](const auto& v) {
+        for (int64_t o = 0; o < outer; ++o) {
+          const auto* src = v.data() + o * inner_src;
+          Dst* dst = slot + o * inner_dst;
+          for (int64_t i = 0; i < inner_src; ++i) dst[i] = static_cast<Dst>(src[i]);
+        }
+      },
+      f.values());
+}
+
+at::ScalarType scalar_type(DType d) {
+  switch (d) {
+    case DType::int8:
+      return torch::kInt8;
+    case DType::int32:
+      return torch::kInt32;
+    case DType::int64:
+      return torch::kLong;
+    case DType::float32:
+      return torch::kFloat;
+  }
+  return torch::kLong;
+}
+
+template <class Dst>
+void fill_batch(at::Tensor& out, const std::vector<const Feature*>& fs,
+                const std::vector<int64_t>& slot_shape, int64_t dim) {
+  int64_t slot = 1;
+  for (int64_t s : slot_shape) slot *= s;
+  Dst* base = data_of<Dst>(out);
+  for (size_t i = 0; i < fs.size(); ++i)
+    if (fs[i]) copy_example(base + int64_t(i) * slot, *fs[i], slot_shape, dim);
+}
+
+void collate_feature(const FeatureSpec& spec, const std::vector<const Feature*>& fs, Batch& b) {
+  const Feature* ref = nullptr;
+  for (const Feature* f : fs)
+    if (f && !ref) ref = f;
+  const int64_t nd = ref->dim();
+  const bool padded = spec.pad != Pad::none;
+  if (padded && spec.dim >= nd)
+    bad_batch(spec, "it has " + std::to_string(nd) + " dimension(s), its padding rule pads dimension " +
+                        std::to_string(spec.dim));
+  std::vector<int64_t> shape = ref->shape();
+  int64_t longest = 0;
+  for (size_t i = 0; i < fs.size(); ++i) {
+    if (!fs[i]) continue;
+    if (fs[i]->dim() != nd) bad_batch(spec, "examples have different numbers of dimensions");
+    for (int64_t d = 0; d < nd; ++d)
+      if ((!padded || d != spec.dim) && fs[i]->shape()[size_t(d)] != shape[size_t(d)])
+        bad_batch(spec, "examples differ in size along dimension " + std::to_string(d) +
+                            (padded ? " (only dimension " + std::to_string(spec.dim) + " is padded)"
+                                    : " (Pad::none)"));
+    if (padded) longest = std::max(longest, fs[i]->size(spec.dim));
+  }
+  if (spec.pad == Pad::fixed) {
+    if (longest > spec.length)
+      bad_batch(spec, "an example has length " + std::to_string(longest) + ", the fixed length is " +
+                          std::to_string(spec.length));
+    longest = spec.length;
+  }
+  if (padded) shape[size_t(spec.dim)] = longest;
+  std::vector<int64_t> full{static_cast<int64_t>(fs.size())};
+  full.insert(full.end(), shape.begin(), shape.end());
+  at::Tensor out = torch::full(full, spec.pad_value, scalar_type(spec.dtype));
+  switch (spec.dtype) {
+    case DType::int8:
+      fill_batch<int8_t>(out, fs, shape, spec.dim);
+      break;
+    case DType::int32:
+      fill_batch<int32_t>(out, fs, shape, spec.dim);
+      break;
+    case DType::int64:
+      fill_batch<int64_t>(out, fs, shape, spec.dim);
+      break;
+    case DType::float32:
+      fill_batch<float>(out, fs, shape, spec.dim);
+      break;
+  }
+  b.tensors[spec.name] = out;
+  if (!spec.mask.empty()) {
+    auto mask = torch::zeros({static_cast<int64_t>(fs.size()), longest}, torch::kLong);
+    auto* pm = mask.data_ptr<int64_t>();
+    for (size_t i = 0; i < fs.size(); ++i)
+      if (fs[i])
+        for (int64_t t = 0; t < fs[i]->size(spec.dim); ++t) pm[int64_t(i) * longest + t] = 1;
+    b.tensors[spec.mask] = mask;
+  }
+}
+
+}  // namespace
+
+Batch collate_examples(const FeatureSchema& schema, const std::vector<const Example*>& examples) {
   Batch b;
+  b.size = b.global_size = static_cast<int64_t>(examples.size());
+  for (const Example* e : examples)
+    for (const auto& [name, f] : e->features)
+      if (!schema.find(name)) {
+        std::string known;
+        for (const auto& s : schema.features) known += (known.empty() ? "" : ", ") + s.name;
+        throw InternalError("example feature '" + name + "' is not in the dataset's feature schema (" +
+                                (known.empty() ? "empty" : known) + ")",
+                            "", "declare it with a FeatureSpec");
+      }
+  std::vector<const Feature*> fs(examples.size());
+  for (const auto& spec : schema.features) {
+    size_t present = 0;
+    for (size_t i = 0; i < examples.size(); ++i) present += (fs[i] = examples[i]->find(spec.name)) != nullptr;
+    if (present == 0) continue;
+    if (present < examples.size() && !spec.optional)
+      bad_batch(spec, std::to_string(examples.size() - present) + " of " + std::to_string(examples.size()) +
+                          " examples lack it (mark it optional to pad them)");
+    collate_feature(spec, fs, b);
+  }
+  for (const Example* e : examples) b.tokens += schema.length_of(*e);
+  return b;
+}
+
+Batch collate(const Dataset& ds, const std::vector<int64_t>& idx) {
+  std::vector<const Example*> ex;
+  ex.reserve(idx.size());
+  for (int64_t i : idx) ex.push_back(&ds.examples.at(size_t(i)));
+  Batch b = collate_examples(ds.schema, ex);
+  b.indices = idx;
+  return b;
+}
+
+Batch make_batch(const Dataset& ds, const std::vector<int64_t>& idx, const CollateContext& ctx) {
+  if (!ds.custom_collate) return collate(ds, idx);
+  Batch b = ds.custom_collate(ds, idx, ctx);
   b.indices = idx;
   b.size = static_cast<int64_t>(idx.size());
-  int64_t T = 1, L = 0, K = 0;
-  bool one_label = true;
-  for (int64_t i : idx) {
-    const Example& e = ds.examples[size_t(i)];
-    T = std::max<int64_t>(T, static_cast<int64_t>(e.input_ids.size()));
-    L = std::max<int64_t>(L, static_cast<int64_t>(e.labels.size()));
-    K = std::max<int64_t>(K, static_cast<int64_t>(e.targets.size()));
-    one_label = one_label && e.labels.size() == 1;
-  }
-  const int64_t B = b.size;
-  auto ids = torch::full({B, T}, pad_id, torch::kLong);
-  auto types = torch::zeros({B, T}, torch::kLong);
-  auto mask = torch::zeros({B, T}, torch::kLong);
-  auto* pi = ids.data_ptr<int64_t>();
-  auto* pt = types.data_ptr<int64_t>();
-  auto* pm = mask.data_ptr<int64_t>();
-  for (int64_t r = 0; r < B; ++r) {
-    const Example& e = ds.examples[size_t(idx[size_t(r)])];
-    for (size_t t = 0; t < e.input_ids.size(); ++t) {
-      pi[r * T + int64_t(t)] = e.input_ids[t];
-      pt[r * T + int64_t(t)] = t < e.token_type_ids.size() ? e.token_type_ids[t] : 0;
-      pm[r * T + int64_t(t)] = 1;
-    }
-    b.tokens += static_cast<int64_t>(e.input_ids.size());
-  }
-  b.tensors["input_ids"] = ids;
-  b.tensors["token_type_ids"] = types;
-  b.tensors["attention_mask"] = mask;
-  if (L > 0) {
-    auto labels = one_label ? torch::empty({B}, torch::kLong) : torch::full({B, L}, -100, torch::kLong);
-    auto* pl = labels.data_ptr<int64_t>();
-    for (int64_t r = 0; r < B; ++r) {
-      const auto& ls = ds.examples[size_t(idx[size_t(r)])].labels;
-      for (size_t j = 0; j < ls.size(); ++j) pl[one_label ? r : r * L + int64_t(j)] = ls[j];
-    }
-    b.tensors["labels"] = labels;
-  }
-  if (K > 0) {
-    auto targets = torch::zeros({B, K}, torch::kFloat);
-    auto* pf = targets.data_ptr<float>();
-    for (int64_t r = 0; r < B; ++r) {
-      const auto& ts = ds.examples[size_t(idx[size_t(r)])].targets;
-      for (size_t j = 0; j < ts.size(); ++j) pf[r * K + int64_t(j)] = ts[j];
-    }
-    b.tensors["targets"] = targets;
-  }
+  if (b.global_size == 0) b.global_size = b.size;
   return b;
 }
 
@@ -115,8 +229,8 @@ struct Prefetcher::State {
   const Dataset& ds;
   std::vector<std::vector<int64_t>> plan;
   size_t next_produce, next_consume;
-  int64_t pad_id;
   size_t depth;
+  CollateContext context;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Batch> ready;
@@ -125,8 +239,8 @@ struct Prefetcher::State {
   double waited = 0;
   std::thread worker;
 
-  State(const Dataset& d, std::vector<std::vector<int64_t>> p, size_t first, int64_t pad, size_t dep)
-      : ds(d), plan(std::move(p)), next_produce(first), next_consume(first), pad_id(pad), depth(dep) {}
+  State(const Dataset& d, std::vector<std::vector<int64_t>> p, size_t first, size_t dep, CollateContext c)
+      : ds(d), plan(std::move(p)), next_produce(first), next_consume(first), depth(dep), context(c) {}
 
   void run() {
     try {
@@ -138,7 +252,9 @@ struct Prefetcher::State {
           if (stop || next_produce >= plan.size()) return;
           i = next_produce++;
         }
-        Batch b = collate(ds, plan[i], pad_id);
+        CollateContext c = context;
+        c.batch = static_cast<int64_t>(i);
+        Batch b = make_batch(ds, plan[i], c);
         std::lock_guard<std::mutex> lock(mu);
         ready.push_back(std::move(b));
         cv.notify_all();
@@ -151,9 +267,9 @@ struct Prefetcher::State {
   }
 };
 
-Prefetcher::Prefetcher(const Dataset& ds, std::vector<std::vector<int64_t>> plan, size_t first_batch, int64_t pad_id,
-                       int depth)
-    : s_(std::make_unique<State>(ds, std::move(plan), first_batch, pad_id, size_t(std::max(1, depth)))) {
+Prefetcher::Prefetcher(const Dataset& ds, std::vector<std::vector<int64_t>> plan, size_t first_batch,
+                       int depth, CollateContext context)
+    : s_(std::make_unique<State>(ds, std::move(plan), first_batch, size_t(std::max(1, depth)), context)) {
   s_->worker = std::thread([this] { s_->run(); });
 }
 

@@ -44,8 +44,9 @@ void stream_dataset(Reader& reader, const EncodeFn& encode, int64_t chunk_rows,
   }
 }
 
-Dataset build_dataset(Reader& reader, const EncodeFn& encode, int64_t chunk_rows) {
+Dataset build_dataset(Reader& reader, const EncodeFn& encode, FeatureSchema schema, int64_t chunk_rows) {
   Dataset ds;
+  ds.schema = std::move(schema);
   stream_dataset(reader, encode, chunk_rows, [&](std::vector<Example>&& chunk, std::vector<Row>&&) {
     for (auto& e : chunk) ds.examples.push_back(std::move(e));
   });
