@@ -59,13 +59,16 @@ std::string save_checkpoint(const std::string& checkpoint_dir, const TrainState&
     rng = gen.get_state();
   }
   io::write_safetensors(out.path("train_state/rng.safetensors"), io::StateDict{{"torch_cpu", rng}}, {});
-  nlohmann::json j = {{"global_step", st.global_step},   {"epoch", st.epoch},
-                      {"batch_in_epoch", st.batch_in_epoch}, {"total_steps", st.total_steps},
-                      {"warmup_steps", st.warmup_steps}, {"base_lr", st.base_lr},
-                      {"lr_schedule", st.lr_schedule},   {"best_metric", st.best_metric},
-                      {"best_step", st.best_step},       {"samples_seen", st.samples_seen},
-                      {"world_size", st.world_size},     {"loss_window", st.loss_window},
-                      {"loss_scale", st.loss_scale},     {"loss_scale_good_steps", st.loss_scale_good_steps}};
+  nlohmann::json j = {
+      {"global_step", st.global_step},       {"epoch", st.epoch},
+      {"batch_in_epoch", st.batch_in_epoch}, {"total_steps", st.total_steps},
+      {"warmup_steps", st.warmup_steps},     {"base_lr", st.base_lr},
+      {"lr_schedule", st.lr_schedule},       {"best_metric", st.best_metric},
+      {"best_step", st.best_step},           {"samples_seen", st.samples_seen},
+      {"world_size", st.world_size},         {"loss_windows", st.loss_windows},
+      {"loss_scale", st.loss_scale},         {"loss_scale_good_steps", st.loss_scale_good_steps},
+      {"data_cursor", st.data_cursor}};
+  if (auto it = st.loss_windows.find("loss"); it != st.loss_windows.end()) j["loss_window"] = it->second;
   io::write_file_atomic(out.path("train_state/trainer_state.json"), j.dump(2) + "\n");
   out.commit();
   return final_dir;
@@ -74,8 +77,9 @@ std::string save_checkpoint(const std::string& checkpoint_dir, const TrainState&
 TrainState load_checkpoint_state(const std::string& dir, Optimizer& optimizer) {
   std::string state_file = dir + "/train_state/trainer_state.json";
   std::ifstream in(state_file);
-  if (!in) throw DataError("not a resumable checkpoint (no train_state/trainer_state.json)", dir,
-                           "resume from a checkpoint-<step> directory written by `ethost --mode train`");
+  if (!in)
+    throw DataError("not a resumable checkpoint (no train_state/trainer_state.json)", dir,
+                    "resume from a checkpoint-<step> directory written by `ethost --mode train`");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -95,7 +99,11 @@ TrainState load_checkpoint_state(const std::string& dir, Optimizer& optimizer) {
     st.best_step = j.at("best_step");
     st.samples_seen = j.at("samples_seen");
     st.world_size = j.at("world_size");
-    st.loss_window = j.at("loss_window").get<std::vector<double>>();
+    if (j.contains("loss_windows"))
+      st.loss_windows = j.at("loss_windows").get<std::map<std::string, std::vector<double>>>();
+    else
+      st.loss_windows["loss"] = j.at("loss_window").get<std::vector<double>>();
+    st.data_cursor = j.value("data_cursor", std::string());
     st.loss_scale = j.value("loss_scale", 0.0);
     st.loss_scale_good_steps = j.value("loss_scale_good_steps", int64_t(0));
   } catch (const std::exception& e) {
@@ -118,7 +126,8 @@ std::string resolve_resume_dir(const std::string& spec, const std::string& check
     return all.back().second.string();
   }
   if (!fs::is_directory(spec))
-    throw DataError("checkpoint to resume from does not exist", spec, "use \"latest\" or a checkpoint-<step> directory");
+    throw DataError("checkpoint to resume from does not exist", spec,
+                    "use \"latest\" or a checkpoint-<step> directory");
   return spec;
 }
 

@@ -1,7 +1,9 @@
-// train_state.h: resumable checkpoints — model directory + train_state/ (optimizer, RNG, counters, scheduler).
+// train_state.h: resumable checkpoints — model directory + train_state/ (optimizer, RNG, counters,
+// scheduler).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,16 +24,20 @@ struct TrainState {
   int64_t best_step = -1;
   int64_t samples_seen = 0;
   int64_t world_size = 1;
-  std::vector<double> loss_window;
+  std::map<std::string, std::vector<double>>
+      loss_windows;       // "loss" and every loss term: the last steps' values
   double loss_scale = 0;  // fp16 dynamic loss scaling (0: not used)
   int64_t loss_scale_good_steps = 0;
+  std::string data_cursor;  // the batch source's extra position (BatchSource::cursor)
 };
 
 // Writes <checkpoint_dir>/checkpoint-<step>/ atomically: the app's model directory plus train_state/.
-// optimizer_state: the (consolidated) optimizer state, computed on every rank beforehand (it may be collective).
+// optimizer_state: the (consolidated) optimizer state, computed on every rank beforehand (it may be
+// collective).
 std::string save_checkpoint(const std::string& checkpoint_dir, const TrainState& st, TrainTask& task,
                             const std::map<std::string, at::Tensor>& optimizer_state);
-// Restores optimizer, RNG and counters from a checkpoint directory (the model weights are loaded by the caller).
+// Restores optimizer, RNG and counters from a checkpoint directory (the model weights are loaded by the
+// caller).
 TrainState load_checkpoint_state(const std::string& dir, Optimizer& optimizer);
 // "latest" -> the newest checkpoint-<step> under checkpoint_dir; otherwise the path itself (checked).
 std::string resolve_resume_dir(const std::string& spec, const std::string& checkpoint_dir);

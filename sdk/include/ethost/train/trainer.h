@@ -1,59 +1,30 @@
-// trainer.h: the training engine every app reuses — epochs/steps, accumulation, clipping, LR schedule,
-// evaluation and best-model selection, checkpoints with exact resume, logging, TensorBoard, signals.
+// trainer.h: the training engine every app reuses — the loop (accumulation, clipping, LR schedule), with the
+// parallel strategy (one process, DDP, ZeRO 1-3), precision, forward hooks (a distillation teacher), named
+// loss terms, and observers for logs, TensorBoard, evaluation with best-model selection, checkpoints and
+// signals.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ethost/config.h"
 #include "ethost/context.h"
-#include "ethost/data/batcher.h"
+#include "ethost/data/batch_source.h"
 #include "ethost/export.h"
 #include "ethost/model.h"
+#include "ethost/train/trainer_options.h"
 
 namespace et::train {
 
-// The [train] section (`ethost --describe app/<app>` lists these keys for every app that uses the trainer).
-struct ET_API TrainerOptions {
-  std::string checkpoint_dir;
-  double epoch_num = 3;
-  int64_t max_steps = -1;  // > 0: stop after this many optimizer steps (overrides epoch_num)
-  int64_t micro_batch_size = 32;
-  int64_t gradient_accumulation_steps = 1;
-  int64_t seed = 42;
-  int64_t logging_steps = 10;
-  int64_t loss_window = 20;
-  int64_t save_checkpoint_steps = 0;  // 0: a resumable checkpoint at each epoch end only
-  int64_t keep_checkpoint_max = 2;
-  int64_t eval_steps = 0;             // 0: evaluate at each epoch end only
-  std::string metric_for_best;        // empty: the app's main metric
-  std::string greater_is_better = "auto";
-  double max_grad_norm = 1.0;
-  double warmup_proportion = 0.1;
-  int64_t warmup_steps = -1;  // >= 0 overrides warmup_proportion
-  std::string lr_schedule = "linear";
-  double lr_end = 0.0;
-  double power = 1.0;
-  double num_cycles = 0.5;
-  std::string resume_from_checkpoint;  // "", "latest", or a checkpoint-<step> directory
-  std::string progress_bar = "auto";   // auto | always | never
-  bool shuffle = true;
-  bool bucket_by_length = false;
-  int64_t prefetch_batches = 4;
-  bool tensorboard = true;
-  std::string precision = "fp32";      // fp32 | bf16 (CPU autocast) | fp16 (CUDA builds only)
-  int64_t zero_stage = 0;              // 0 (off) .. 3
-  int64_t activation_checkpointing = 0;  // forwarded by apps to their model
-  bool offload_optimizer = false;      // no-op on CPU builds (state already in host memory)
-  double bucket_mb = 25.0;             // from [distributed]
-
-  static TrainerOptions from_config(const ConfigView& train_section);
+// The loss of a micro-step and the named terms it is made of. Only `total` is minimised; every term is logged
+// (log lines, metrics.jsonl, TensorBoard) next to the total, as sliding-window means.
+struct LossTerms {
+  at::Tensor total;
+  std::vector<std::pair<std::string, at::Tensor>> terms;  // e.g. {"mlm_loss", ...}, {"nsp_loss", ...}
 };
-
-// The keys above as config specs (type, default, doc), added by the host to apps declaring services = ["trainer"].
-ET_API const std::vector<ConfigKeySpec>& trainer_config_specs();
 
 // What the app supplies to the trainer.
 class ET_API TrainTask {
@@ -61,8 +32,10 @@ class ET_API TrainTask {
   virtual ~TrainTask();
   // Model inputs for a batch (default: the collated tensors unchanged).
   virtual TensorMap model_inputs(const data::Batch& batch);
-  // The loss to minimise (default: outputs["loss"]).
-  virtual at::Tensor loss(const TensorMap& outputs, const data::Batch& batch);
+  // The loss to minimise. `extras` holds what the forward hooks produced for this batch. Default: total =
+  // outputs["loss"]; terms = the other outputs named "*_loss" when there are two or more (a multi-head
+  // model).
+  virtual LossTerms loss(const TensorMap& outputs, const data::Batch& batch, const TensorMap& extras);
   // Metrics on the evaluation set (empty map: no evaluation data).
   virtual std::map<std::string, double> evaluate() = 0;
   // The app's main metric and whether larger is better (e.g. {"accuracy", true}).
@@ -71,26 +44,51 @@ class ET_API TrainTask {
   virtual void save_model(const std::string& dir) = 0;
 };
 
+// An extra forward pass in every training micro-step — a distillation teacher, a frozen reference model. It
+// runs before the model's forward, inside the step's precision scope and without autograd; what it puts into
+// `extras` reaches TrainTask::loss. The hook owns its modules (keep a teacher in eval mode).
+class ET_API ForwardHook {
+ public:
+  virtual ~ForwardHook();
+  virtual void forward(const data::Batch& batch, const TensorMap& inputs, TensorMap& extras) = 0;
+};
+
+// Sees what the trainer reports, on rank 0: every logging_steps the train values (loss, each loss term, lr,
+// samples_per_sec, ...), and every evaluation's metrics.
+class ET_API TrainObserver {
+ public:
+  virtual ~TrainObserver();
+  virtual void on_log(int64_t step, const std::map<std::string, double>& values);
+  virtual void on_evaluate(int64_t step, const std::map<std::string, double>& metrics);
+};
+
 struct TrainResult {
   int64_t steps = 0;
   double final_loss = 0;                  // sliding-window loss at the end
   std::map<std::string, double> metrics;  // last evaluation
   std::map<std::string, double> best_metrics;
   int64_t best_step = -1;
-  std::string model_dir;                  // where the final (best) model was written
+  std::string model_dir;  // where the final (best) model was written
 };
 
 class ET_API Trainer {
  public:
-  // root: the resolved run config (reads [train] and [optimizer]); pad_id pads input_ids in batches.
-  Trainer(Context& ctx, const ConfigView& root, Model& model, TrainTask& task, const data::Dataset& train_set,
-          int64_t pad_id = 0);
+  // root: the resolved run config (reads [train], [optimizer] and distributed.bucket_mb).
+  Trainer(Context& ctx, const ConfigView& root, Model& model, TrainTask& task, data::BatchSource& train_data);
+  // An in-memory training set (a data::DatasetSource over it).
+  Trainer(Context& ctx, const ConfigView& root, Model& model, TrainTask& task,
+          const data::Dataset& train_set);
   ~Trainer();
+  // Hooks and observers are not owned; they must outlive fit().
+  void add_forward_hook(ForwardHook& hook);
+  void add_observer(TrainObserver& observer);
   // Trains to the end (or until SIGINT/SIGTERM: then a checkpoint is written and et::Interrupted is thrown).
   TrainResult fit();
 
- private:
   struct Impl;
+
+ private:
+  std::unique_ptr<data::BatchSource> owned_source_;
   std::unique_ptr<Impl> impl_;
 };
 
