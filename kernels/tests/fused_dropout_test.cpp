@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ethost/kernels/fused_dropout.h"
-#include "nn/fused_dropout.h"
+#include "ethost/nn/dropout.h"
 
 TEST_SUITE("unit.kernels") {
   TEST_CASE("fused dropout: keep rate, scaling and mask agree with dropout_mask") {

@@ -10,7 +10,7 @@
 #include "ethost/error.h"
 #include "ethost/kernels/fused_dropout.h"
 #include "ethost/kernels/fused_lamb.h"
-#include "nn/fused_ops.h"
+#include "ethost/nn/fused_ops.h"
 
 namespace {
 

@@ -1,13 +1,13 @@
-// bert_network.h: the BERT/RoBERTa network assembled from the SDK's nn blocks, with HF module names
-// (`bert.embeddings…`, `classifier`, `cls.predictions…`, `qa_outputs`), so named_parameters() are HF's keys.
+// bert_network.h: the BERT/RoBERTa network — the SDK's encoder blocks and task heads assembled under HF
+// module names (`bert.embeddings…`, `classifier`, `cls.predictions…`, `qa_outputs`), so named_parameters()
+// are HF's keys.
 #pragma once
 
 #include <ethost/model.h>
 #include <ethost/nn/embeddings.h>
 #include <ethost/nn/encoder.h>
 #include <ethost/nn/heads.h>
-
-#include "bert_options.h"
+#include <ethost/nn/hf/task_heads.h>
 
 namespace et::models::bert {
 
@@ -21,31 +21,14 @@ class CoreImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Core);
 
-// HF's `cls`: predictions (MLM) and/or seq_relationship (NSP).
-class ClsImpl : public torch::nn::Module {
- public:
-  ClsImpl(const nn::TransformerConfig& cfg, bool mlm, bool nsp, const at::Tensor& word_embeddings);
-  nn::LMPredictionHead predictions{nullptr};
-  nn::LinearHead seq_relationship{nullptr};
-};
-TORCH_MODULE(Cls);
-
 class NetworkImpl : public torch::nn::Module {
  public:
-  explicit NetworkImpl(const BertOptions& opts);
+  explicit NetworkImpl(const nn::hf::ModelOptions& opts);
   TensorMap forward(const TensorMap& inputs);
-  // HF's name of the trunk: "bert" or "roberta".
-  std::string base_prefix() const { return base_; }
 
-  BertOptions opts;
+  nn::hf::ModelOptions opts;
   Core core{nullptr};
-  nn::LinearHead classifier{nullptr};                         // BERT sequence / token classification
-  nn::RobertaClassificationHead roberta_classifier{nullptr};  // RoBERTa sequence classification
-  nn::LinearHead qa_outputs{nullptr};
-  Cls cls{nullptr};
-
- private:
-  std::string base_;
+  nn::hf::TaskHeads heads;
 };
 TORCH_MODULE(Network);
 

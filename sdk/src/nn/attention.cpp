@@ -6,13 +6,13 @@
 #include <cmath>
 #include <limits>
 
-#include "fused_dropout.h"
-#include "fused_ops.h"
+#include "ethost/nn/dropout.h"
+#include "ethost/nn/fused_ops.h"
 
 namespace et::nn {
 
 at::Tensor extended_attention_mask(const at::Tensor& attention_mask, at::ScalarType dtype) {
-  double min = dtype == at::kDouble ? std::numeric_limits<double>::lowest()
+  double min = dtype == at::kDouble     ? std::numeric_limits<double>::lowest()
                : dtype == at::kBFloat16 ? -3.3895313892515355e38
                : dtype == at::kHalf     ? -65504.0
                                         : static_cast<double>(std::numeric_limits<float>::lowest());
@@ -28,12 +28,13 @@ SelfAttentionImpl::SelfAttentionImpl(const TransformerConfig& c)
   dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
 }
 
-at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, at::Tensor* probs_out) {
+at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
+                                      at::Tensor* probs_out) {
   const int64_t B = hidden.size(0), T = hidden.size(1);
   auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
   if (fused && !probs_out) {
-    // Fused kernels where they apply (float/double CPU, key mask); each step falls back to ATen on its own, so
-    // nothing is computed twice (under bf16 autocast the projections are bf16 and the ATen steps run).
+    // Fused kernels where they apply (float/double CPU, key mask); each step falls back to ATen on its own,
+    // so nothing is computed twice (under bf16 autocast the projections are bf16 and the ATen steps run).
     auto q = split(fused::linear(hidden, query->weight, query->bias));
     auto k = split(fused::linear(hidden, key->weight, key->bias));
     auto v = split(fused::linear(hidden, value->weight, value->bias));
@@ -63,7 +64,8 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
   return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
 }
 
-ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_features) : fused(c.fused_kernels) {
+ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_features)
+    : fused(c.fused_kernels) {
   dense = register_module("dense", torch::nn::Linear(in_features, c.hidden_size));
   LayerNorm = register_module(
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.hidden_size}).eps(c.layer_norm_eps)));
@@ -73,8 +75,8 @@ ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_fe
 at::Tensor ResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
   if (fused) {
     at::Tensor x = fused::linear(hidden, dense->weight, dense->bias);
-    at::Tensor y = fused::add_layer_norm(x, residual, LayerNorm->weight, LayerNorm->bias, LayerNorm->options.eps(),
-                                         dropout->options.p(), is_training());
+    at::Tensor y = fused::add_layer_norm(x, residual, LayerNorm->weight, LayerNorm->bias,
+                                         LayerNorm->options.eps(), dropout->options.p(), is_training());
     return y.defined() ? y : LayerNorm(nn::dropout(x, dropout->options.p(), is_training(), true) + residual);
   }
   return LayerNorm(nn::dropout(dense(hidden), dropout->options.p(), is_training(), fused) + residual);

@@ -5,7 +5,7 @@
 
 #include "ethost/nn/activations.h"
 #include "ethost/nn/checkpoint.h"
-#include "fused_ops.h"
+#include "ethost/nn/fused_ops.h"
 
 namespace et::nn {
 
@@ -17,7 +17,8 @@ at::Tensor IntermediateImpl::forward(const at::Tensor& hidden) {
   if (fused && act == "gelu") {
     at::Tensor x = at::matmul(hidden, dense->weight.t());  // the bias goes into the GELU kernel
     at::Tensor y = fused::bias_gelu(x, dense->bias);
-    return y.defined() ? y : activation(act, x + dense->bias.to(x.scalar_type()));  // bf16 autocast: stay bf16
+    return y.defined() ? y
+                       : activation(act, x + dense->bias.to(x.scalar_type()));  // bf16 autocast: stay bf16
   }
   return activation(act, dense(hidden));
 }
@@ -28,7 +29,8 @@ EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& c) {
   output = register_module("output", ResidualOutput(c, c.intermediate_size));
 }
 
-at::Tensor EncoderLayerImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, at::Tensor* probs) {
+at::Tensor EncoderLayerImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
+                                     at::Tensor* probs) {
   auto attn = attention(hidden, ext_mask, probs);
   return output(intermediate(attn), attn);
 }
@@ -41,18 +43,19 @@ EncoderImpl::EncoderImpl(const TransformerConfig& c) : checkpoint_every(c.activa
   }
 }
 
-EncoderOutput EncoderImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask, bool want_hidden_states,
-                                   bool want_attentions) {
+EncoderOutput EncoderImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
+                                   bool want_hidden_states, bool want_attentions) {
   EncoderOutput out;
   at::Tensor h = hidden;
   if (want_hidden_states) out.hidden_states.push_back(h);
   for (size_t i = 0; i < layers.size(); ++i) {
     auto& l = layers[i];
     at::Tensor probs;
-    const bool ckpt = checkpoint_every > 0 && i % static_cast<size_t>(checkpoint_every) == 0 && is_training() &&
-                      torch::GradMode::is_enabled() && !want_attentions;
+    const bool ckpt = checkpoint_every > 0 && i % static_cast<size_t>(checkpoint_every) == 0 &&
+                      is_training() && torch::GradMode::is_enabled() && !want_attentions;
     if (ckpt)
-      h = checkpointed([&l](const at::Tensor& x, const at::Tensor& m) { return l->forward(x, m); }, h, ext_mask);
+      h = checkpointed([&l](const at::Tensor& x, const at::Tensor& m) { return l->forward(x, m); }, h,
+                       ext_mask);
     else
       h = l->forward(h, ext_mask, want_attentions ? &probs : nullptr);
     if (want_hidden_states) out.hidden_states.push_back(h);

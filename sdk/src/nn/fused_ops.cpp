@@ -1,6 +1,6 @@
 // fused_ops.cpp: autograd Functions over the fused CPU kernels — what each saves for backward, and when the
 // plain ATen path must be used instead.
-#include "fused_ops.h"
+#include "ethost/nn/fused_ops.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>

@@ -29,4 +29,17 @@ void init_bert_weights(torch::nn::Module& root, double range) {
   }
 }
 
+SeedScope::SeedScope(uint64_t seed) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  saved_ = gen.get_state();
+  gen.set_current_seed(seed);
+}
+
+SeedScope::~SeedScope() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(saved_);
+}
+
 }  // namespace et::nn

@@ -8,6 +8,7 @@
 
 #include "ethost/error.h"
 #include "ethost/nn/activations.h"
+#include "ethost/nn/model_types.h"
 
 namespace et::nn {
 namespace {
@@ -23,9 +24,10 @@ using json = nlohmann::json;
 int64_t get_int(const json& j, const std::string& source, const char* field, std::optional<int64_t> def) {
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) {
-    if (!def) throw ConfigError("config.json is missing required field '" + std::string(field) + "'", source,
-                                "a BERT config.json needs vocab_size, hidden_size, num_hidden_layers, "
-                                "num_attention_heads and intermediate_size");
+    if (!def)
+      throw ConfigError("config.json is missing required field '" + std::string(field) + "'", source,
+                        "a BERT config.json needs vocab_size, hidden_size, num_hidden_layers, "
+                        "num_attention_heads and intermediate_size");
     return *def;
   }
   if (!it->is_number_integer()) bad_field(source, field, "an integer", *it);
@@ -60,11 +62,10 @@ void TransformerConfig::validate(const std::string& source) const {
   positive(max_position_embeddings, "max_position_embeddings");
   positive(type_vocab_size, "type_vocab_size");
   if (hidden_size % num_attention_heads != 0)
-    throw ConfigError("hidden_size " + std::to_string(hidden_size) + " is not a multiple of num_attention_heads " +
-                          std::to_string(num_attention_heads),
+    throw ConfigError("hidden_size " + std::to_string(hidden_size) +
+                          " is not a multiple of num_attention_heads " + std::to_string(num_attention_heads),
                       source);
-  if (model_type != "bert" && model_type != "roberta")
-    throw ConfigError("model_type '" + model_type + "' is not supported", source, "use bert or roberta");
+  model_type_info(model_type, source);
   if (pad_token_id < 0 || pad_token_id >= vocab_size)
     throw ConfigError("pad_token_id " + std::to_string(pad_token_id) + " is outside the vocabulary", source);
   check_activation(hidden_act, source);
@@ -94,7 +95,8 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& so
   c.type_vocab_size = get_int(j, source, "type_vocab_size", 2);
   c.initializer_range = get_double(j, source, "initializer_range", 0.02);
   c.layer_norm_eps = get_double(j, source, "layer_norm_eps", 1e-12);
-  c.pad_token_id = get_int(j, source, "pad_token_id", c.model_type == "roberta" ? 1 : 0);
+  c.pad_token_id =
+      get_int(j, source, "pad_token_id", model_type_info(c.model_type, source).default_pad_token_id);
   if (auto it = j.find("classifier_dropout"); it != j.end() && !it->is_null()) {
     if (!it->is_number()) bad_field(source, "classifier_dropout", "a number or null", *it);
     c.classifier_dropout = it->get<double>();
@@ -125,14 +127,85 @@ TransformerConfig parse_hf_config(const std::string& text, const std::string& so
     }
     for (int64_t i = 0; i < static_cast<int64_t>(by_id.size()); ++i) {
       if (!by_id.count(i))
-        throw ConfigError("config.json id2label ids must be 0..n-1, id " + std::to_string(i) + " is missing", source);
+        throw ConfigError("config.json id2label ids must be 0..n-1, id " + std::to_string(i) + " is missing",
+                          source);
       c.id2label.push_back(by_id[i]);
     }
   } else if (auto n = j.find("num_labels"); n != j.end() && n->is_number_integer()) {
     for (int64_t i = 0; i < n->get<int64_t>(); ++i) c.id2label.push_back("LABEL_" + std::to_string(i));
   }
+  // Everything else is kept as is (HF metadata that describes the writer, not the model, is dropped).
+  static const char* const kKnown[] = {"model_type",
+                                       "vocab_size",
+                                       "hidden_size",
+                                       "num_hidden_layers",
+                                       "num_attention_heads",
+                                       "intermediate_size",
+                                       "hidden_act",
+                                       "hidden_dropout_prob",
+                                       "attention_probs_dropout_prob",
+                                       "max_position_embeddings",
+                                       "type_vocab_size",
+                                       "initializer_range",
+                                       "layer_norm_eps",
+                                       "pad_token_id",
+                                       "classifier_dropout",
+                                       "problem_type",
+                                       "position_embedding_type",
+                                       "architectures",
+                                       "id2label",
+                                       "label2id",
+                                       "num_labels",
+                                       "torch_dtype",
+                                       "use_cache",
+                                       "transformers_version"};
+  for (auto& [k, v] : j.items()) {
+    bool known = false;
+    for (const char* n : kKnown) known = known || k == n;
+    if (!known) c.extra[k] = v.dump();
+  }
   c.validate(source);
   return c;
+}
+
+namespace {
+
+json extra_value(const TransformerConfig& c, const std::string& key) {
+  auto it = c.extra.find(key);
+  return it == c.extra.end() ? json() : json::parse(it->second);
+}
+
+}  // namespace
+
+int64_t TransformerConfig::extra_int(const std::string& key, int64_t def) const {
+  json v = extra_value(*this, key);
+  if (v.is_null()) return def;
+  if (!v.is_number_integer()) bad_field("config.json", key, "an integer", v);
+  return v.get<int64_t>();
+}
+
+double TransformerConfig::extra_double(const std::string& key, double def) const {
+  json v = extra_value(*this, key);
+  if (v.is_null()) return def;
+  if (!v.is_number()) bad_field("config.json", key, "a number", v);
+  return v.get<double>();
+}
+
+std::string TransformerConfig::extra_string(const std::string& key, const std::string& def) const {
+  json v = extra_value(*this, key);
+  if (v.is_null()) return def;
+  if (!v.is_string()) bad_field("config.json", key, "a string", v);
+  return v.get<std::string>();
+}
+
+void TransformerConfig::set_extra_int(const std::string& key, int64_t value) {
+  extra[key] = json(value).dump();
+}
+void TransformerConfig::set_extra_double(const std::string& key, double value) {
+  extra[key] = json(value).dump();
+}
+void TransformerConfig::set_extra_string(const std::string& key, const std::string& value) {
+  extra[key] = json(value).dump();
 }
 
 TransformerConfig read_hf_config(const std::string& path) {
@@ -145,6 +218,7 @@ TransformerConfig read_hf_config(const std::string& path) {
 
 std::string to_hf_config_json(const TransformerConfig& c) {
   json j;  // nlohmann::json objects are sorted by key, as HF's to_json_string(sort_keys=True)
+  for (const auto& [k, v] : c.extra) j[k] = json::parse(v);
   j["architectures"] = c.architectures;
   j["attention_probs_dropout_prob"] = c.attention_probs_dropout_prob;
   j["classifier_dropout"] = c.classifier_dropout ? json(*c.classifier_dropout) : json(nullptr);

@@ -1,12 +1,12 @@
-// fused_dropout.cpp: the autograd wrapper of the hash-based dropout kernel. The mask is not stored: backward
+// dropout.cpp: the autograd wrapper of the hash-based dropout kernel. The mask is not stored: backward
 // recomputes it from the seed, which is drawn from the default CPU generator (so manual_seed, checkpoint RNG
 // state and activation-checkpointing replay all govern it, as they govern torch's dropout).
-#include "fused_dropout.h"
+#include "ethost/nn/dropout.h"
 
 #include <torch/torch.h>
 
 #include "ethost/kernels/fused_dropout.h"
-#include "fused_ops.h"
+#include "ethost/nn/fused_ops.h"
 
 namespace et::nn {
 namespace {

@@ -1,5 +1,5 @@
-// fused_ops.h (internal): autograd wrappers of the fused CPU kernels (ethost/kernels) used by the nn blocks
-// when fused_kernels is on. Each returns an undefined tensor when it does not apply (dtype other than
+// fused_ops.h: autograd wrappers of the fused CPU kernels (ethost/kernels), for the SDK's nn blocks and for model
+// plugins that build their own (with a model's fused_kernels switch). Each returns an undefined tensor when it does not apply (dtype other than
 // float/double, not on CPU, unsupported shape): the caller then runs the plain ATen code.
 #pragma once
 

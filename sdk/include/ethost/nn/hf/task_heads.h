@@ -1,0 +1,53 @@
+// task_heads.h: HF's task heads for a BERT-family network, registered under HF's names so named_parameters()
+// are HF's keys — classifier (sequence/token classification; classifier.dense/out_proj for RoBERTa),
+// qa_outputs (span), cls.predictions (MLM, decoder tied to the word embeddings) and cls.seq_relationship
+// (NSP) — and their forward with HF's loss rules.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <string>
+#include <vector>
+
+#include "ethost/export.h"
+#include "ethost/model.h"
+#include "ethost/nn/heads.h"
+#include "ethost/nn/hf/model_options.h"
+
+namespace et::nn::hf {
+
+// HF's `cls`: predictions (MLM) and/or seq_relationship (NSP).
+class ET_API ClsImpl : public torch::nn::Module {
+ public:
+  ClsImpl(const TransformerConfig& cfg, bool mlm, bool nsp, const at::Tensor& word_embeddings);
+  LMPredictionHead predictions{nullptr};
+  LinearHead seq_relationship{nullptr};
+};
+TORCH_MODULE(Cls);
+
+class ET_API TaskHeads {
+ public:
+  TaskHeads() = default;
+  // Registers opts.heads on `net` (the model's top module) under HF's names.
+  TaskHeads(torch::nn::Module& net, const ModelOptions& opts, const at::Tensor& word_embeddings);
+
+  // Adds each head's outputs to `out` from the trunk's last hidden state [B,T,H] and pooled output [B,H]
+  // (undefined without a pooler): logits (+ sequence_loss from "labels"), token_logits (+ token_loss from
+  // "token_labels"), start_logits/end_logits (+ span_loss from "start_positions"/"end_positions"), mlm_logits
+  // (+ mlm_loss from "mlm_labels"), nsp_logits (+ nsp_loss from "next_sentence_label"). "loss" is the sum of
+  // the losses computed (HF BertForPreTraining: mlm + nsp).
+  void forward(const at::Tensor& last_hidden, const at::Tensor& pooled, const TensorMap& inputs,
+               TensorMap& out);
+
+  LinearHead classifier{nullptr};                         // BERT sequence / token classification
+  RobertaClassificationHead roberta_classifier{nullptr};  // RoBERTa-style sequence classification
+  LinearHead qa_outputs{nullptr};
+  Cls cls{nullptr};
+
+ private:
+  std::vector<std::string> heads_;
+  std::string problem_type_;
+  bool has(const std::string& h) const;
+};
+
+}  // namespace et::nn::hf

@@ -1,0 +1,84 @@
+// task_heads.cpp: head assembly under HF names and the forward with HF's loss rules.
+#include "ethost/nn/hf/task_heads.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "ethost/nn/hf/losses.h"
+#include "ethost/nn/model_types.h"
+
+namespace et::nn::hf {
+namespace {
+
+const at::Tensor* find(const TensorMap& m, const char* key) {
+  auto it = m.find(key);
+  return it == m.end() || !it->second.defined() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+ClsImpl::ClsImpl(const TransformerConfig& cfg, bool mlm, bool nsp, const at::Tensor& word_embeddings) {
+  if (mlm) predictions = register_module("predictions", LMPredictionHead(cfg, word_embeddings));
+  if (nsp) seq_relationship = register_module("seq_relationship", LinearHead(cfg.hidden_size, 2, 0.0));
+}
+
+TaskHeads::TaskHeads(torch::nn::Module& net, const ModelOptions& o, const at::Tensor& word_embeddings)
+    : heads_(o.heads), problem_type_(o.arch.problem_type) {
+  const auto& a = o.arch;
+  const bool roberta_style = model_type_info(a.model_type, "model_type").roberta_heads;
+  const double cls_dropout = a.classifier_dropout.value_or(a.hidden_dropout_prob);
+  if (has("sequence_classification")) {
+    if (roberta_style)
+      roberta_classifier = net.register_module("classifier", RobertaClassificationHead(a, a.num_labels()));
+    else
+      classifier = net.register_module("classifier", LinearHead(a.hidden_size, a.num_labels(), cls_dropout));
+  }
+  if (has("token_classification"))
+    classifier = net.register_module("classifier", LinearHead(a.hidden_size, a.num_labels(), cls_dropout));
+  if (has("span")) qa_outputs = net.register_module("qa_outputs", LinearHead(a.hidden_size, 2, 0.0));
+  if (has("mlm") || has("nsp"))
+    cls = net.register_module("cls", Cls(a, has("mlm"), has("nsp"), word_embeddings));
+}
+
+bool TaskHeads::has(const std::string& h) const {
+  return std::find(heads_.begin(), heads_.end(), h) != heads_.end();
+}
+
+void TaskHeads::forward(const at::Tensor& last, const at::Tensor& pooled, const TensorMap& in,
+                        TensorMap& out) {
+  if (has("sequence_classification")) {
+    auto logits = roberta_classifier ? roberta_classifier->forward(last) : classifier->forward(pooled);
+    out["logits"] = logits;
+    if (const auto* y = find(in, "labels"))
+      add_loss(out, "sequence_loss", sequence_classification_loss(logits, *y, problem_type_));
+  }
+  if (has("token_classification")) {
+    auto logits = classifier->forward(last);
+    out["token_logits"] = logits;
+    if (const auto* y = find(in, "token_labels"))
+      add_loss(out, "token_loss", classification_loss(logits, *y));
+  }
+  if (has("span")) {
+    auto parts = qa_outputs->forward(last).split(1, -1);
+    auto start = parts[0].squeeze(-1).contiguous(), end = parts[1].squeeze(-1).contiguous();
+    out["start_logits"] = start;
+    out["end_logits"] = end;
+    const auto* s = find(in, "start_positions");
+    const auto* e = find(in, "end_positions");
+    if (s && e) add_loss(out, "span_loss", span_loss(start, end, *s, *e));
+  }
+  if (has("mlm")) {
+    auto logits = cls->predictions->forward(last);
+    out["mlm_logits"] = logits;
+    if (const auto* y = find(in, "mlm_labels")) add_loss(out, "mlm_loss", classification_loss(logits, *y));
+  }
+  if (has("nsp")) {
+    auto logits = cls->seq_relationship->forward(pooled);
+    out["nsp_logits"] = logits;
+    if (const auto* y = find(in, "next_sentence_label"))
+      add_loss(out, "nsp_loss", classification_loss(logits, *y));
+  }
+}
+
+}  // namespace et::nn::hf
