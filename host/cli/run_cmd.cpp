@@ -10,9 +10,11 @@
 #include "cli_internal.h"
 #include "config/resolve.h"
 #include "ethost/app.h"
+#include "ethost/app/predict_driver.h"
 #include "ethost/dist/process_group.h"
 #include "ethost/error.h"
 #include "ethost/log.h"
+#include "ethost/predictor.h"
 #include "plugin/host_context.h"
 
 namespace et::host {
@@ -54,8 +56,9 @@ void check_requires(const PluginIndex& index, const ComponentDecl& decl) {
     }
     const ComponentEntry& dep = index.require(*kind, name, decl.key());
     if (!min_version.empty() && version_less(dep.decl->version, min_version))
-      throw PluginError(decl.key() + " needs " + req + " but " + dep.file->path + " provides version " +
-                        dep.decl->version, "", "install a newer plugin");
+      throw PluginError(
+          decl.key() + " needs " + req + " but " + dep.file->path + " provides version " + dep.decl->version,
+          "", "install a newer plugin");
   }
 }
 
@@ -101,7 +104,8 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   }
   int threads = static_cast<int>(root.get_int("runtime.threads"));
   if (threads == 0)
-    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(env.local_world_size)));
+    threads = static_cast<int>(
+        std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(env.local_world_size)));
   at::set_num_threads(threads);
   lg.info("ethost ", ET_VERSION_STRING, ": app ", app.decl->key(), " ", app.decl->version, " mode ", o.mode,
           " (", app.file->path, ")");
@@ -112,14 +116,20 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   std::signal(SIGTERM, on_stop_signal);
 
   if (env.world_size > 1) {
-    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(root.get_int("distributed.timeout_s") * 1000));
+    auto timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(root.get_int("distributed.timeout_s") * 1000));
     dist::set_process_group(dist::ProcessGroup::create(env, timeout, root.get_string("distributed.backend")));
   }
   HostContext ctx(index, loader, cfg, threads, world);
   auto instance = ctx.create<App>(o.app, root);
   for (auto* f : loader.loaded())
     lg.debug("loaded plugin ", f->manifest->id, " ", f->manifest->version, " from ", f->path);
-  instance->run(parse_mode(o.mode));
+  Mode mode = parse_mode(o.mode);
+  // Apps with the Predictor capability are driven by the SDK's predict loop (tables -> TSV); others run it.
+  if (auto* predictor = mode == Mode::predict ? query<Predictor>(*instance) : nullptr)
+    app::run_predict(ctx, *predictor, root);
+  else
+    instance->run(mode);
   instance.reset();
   if (auto* pg = dist::process_group()) pg->barrier();
   dist::set_process_group(nullptr);

@@ -7,13 +7,13 @@
 #include <sstream>
 
 #include "ethost/error.h"
-#include "ethost/train/trainer.h"
+#include "ethost/services.h"
 
 namespace et::host {
 namespace {
 
-const std::vector<std::string> kTypes = {"string",      "int",        "float", "bool",     "string_list",
-                                         "int_list",    "float_list", "table", "component", "any"};
+const std::vector<std::string> kTypes = {"string",   "int",        "float", "bool",      "string_list",
+                                         "int_list", "float_list", "table", "component", "any"};
 
 std::string render(const toml::node& n) {
   std::ostringstream os;
@@ -81,7 +81,9 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
       for (auto&& [key, spec_node] : *cfg) {
         auto* spec = spec_node.as_table();
         std::string k_str(key.str());
-        if (!spec) throw fail(c.key() + " config key '" + k_str + "' must be a table {type=..., default=..., doc=...}");
+        if (!spec)
+          throw fail(c.key() + " config key '" + k_str +
+                     "' must be a table {type=..., default=..., doc=...}");
         ConfigKeySpec s;
         s.key = k_str;
         s.type = (*spec)["type"].value_or(std::string("string"));
@@ -95,7 +97,8 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
           for (auto& e : *ch) s.choices.push_back(e.value_or(std::string()));
         s.component_kind = (*spec)["kind"].value_or(std::string());
         if (s.type == "component" && !parse_kind(s.component_kind))
-          throw fail(c.key() + " config key '" + k_str + "': type component needs kind = app|model|optimizer|reader");
+          throw fail(c.key() + " config key '" + k_str +
+                     "': type component needs kind = app|model|optimizer|reader");
         if (const toml::node* d = spec->get("default")) {
           s.default_toml = render(*d);
           c.defaults.set_from_text(k_str, s.default_toml, "defaults of " + c.key());
@@ -103,19 +106,25 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
         c.config.push_back(std::move(s));
       }
     }
-    // SDK services whose config keys the component takes over (documented once, in the SDK).
+    // SDK services whose config keys the component takes over (defined once, in the SDK).
     if (auto* services = (*p)["services"].as_array()) {
       for (auto& sv : *services) {
         std::string name = sv.value_or(std::string());
-        if (name != "trainer") throw fail(c.key() + " uses unknown SDK service '" + name + "' (known: trainer)");
-        for (auto s : train::trainer_config_specs()) {
-          s.key = "train." + s.key;
-          bool overridden = std::any_of(c.config.begin(), c.config.end(),
-                                        [&](const ConfigKeySpec& own) { return own.key == s.key; });
-          if (overridden) continue;  // the app declares its own default for this key
-          if (!s.default_toml.empty()) c.defaults.set_from_text(s.key, s.default_toml, "defaults of the trainer");
+        const std::vector<ConfigKeySpec>* specs = service_config_specs(name);
+        if (!specs) {
+          std::string known;
+          for (auto& n : service_names()) known += (known.empty() ? "" : ", ") + n;
+          throw fail(c.key() + " uses unknown SDK service '" + name + "' (known: " + known + ")");
+        }
+        for (const auto& s : *specs) {
+          bool declared = std::any_of(c.config.begin(), c.config.end(),
+                                      [&](const ConfigKeySpec& own) { return own.key == s.key; });
+          if (declared) continue;  // the component declares its own default for this key
+          if (!s.default_toml.empty())
+            c.defaults.set_from_text(s.key, s.default_toml, "defaults of the " + name + " service");
           c.config.push_back(s);
         }
+        c.services.push_back(name);
       }
     }
     std::sort(c.config.begin(), c.config.end(),

@@ -16,6 +16,7 @@ struct ComponentDecl {
   std::string version;
   std::string description;
   std::vector<std::string> requires_;
+  std::vector<std::string> services;  // SDK services whose keys it takes (ethost/services.h)
   std::vector<ConfigKeySpec> config;  // sorted by key
   Config defaults;                    // defaults of every key that has one, origin "defaults of kind/name"
 

@@ -4,6 +4,7 @@
 #include "ethost/error.h"
 #include "ethost/model.h"
 #include "ethost/optimizer.h"
+#include "ethost/predictor.h"
 #include "ethost/reader.h"
 #include "ethost/registrar.h"
 #include "ethost/version.h"
@@ -12,15 +13,16 @@
 
 namespace et {
 
+Component::~Component() = default;
+void* Component::query_interface(std::string_view) { return nullptr; }
 App::~App() = default;
 Model::~Model() = default;
-void Model::save(const std::string& dir) const {
-  throw Error("this model does not support saving", dir);
-}
+void Model::save(const std::string& dir) const { throw Error("this model does not support saving", dir); }
 std::string Model::describe() const { return "model"; }
 Optimizer::~Optimizer() = default;
 OptimizerFactory::~OptimizerFactory() = default;
 Reader::~Reader() = default;
+Predictor::~Predictor() = default;
 Registrar::~Registrar() = default;
 Context::~Context() = default;
 

@@ -1,24 +1,34 @@
-// text_classify_app.cpp: app/text_classify — train / evaluate / predict, and the plugin's registration.
-#include <ethost/sdk.h>
-#include <ethost/data/dataset.h>
-#include <ethost/io/state_dict.h>
-#include <ethost/train/trainer.h>
+// text_classify_app.cpp: what text classification does with rows, batches and outputs — encoding, metrics,
+// prediction cells; the supervised-app base does the rest.
+#include "text_classify_app.h"
+
+#include <ethost/app/predict_driver.h>
+#include <ethost/error.h>
+#include <ethost/train/metrics.h>
 #include <torch/torch.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <cmath>
 #include <iomanip>
-#include <iostream>
-#include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
-
-#include "tc_predict.h"
-#include "tc_task.h"
-
-namespace fs = std::filesystem;
 
 namespace et::apps::text_classify {
 namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s + ",") {
+    if (c == ',') {
+      size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
+      if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
 
 std::string fmt(double v) {
   std::ostringstream os;
@@ -26,226 +36,223 @@ std::string fmt(double v) {
   return os.str();
 }
 
-class TextClassifyApp final : public App {
- public:
-  TextClassifyApp(const ConfigView& cfg, Context& ctx)
-      : root_(cfg), ctx_(ctx), opts_(Options::from_config(cfg)), log_(log::get("plugin.app.text_classify")) {}
-
-  void run(Mode mode) override {
-    switch (mode) {
-      case Mode::train: return train();
-      case Mode::evaluate: return evaluate();
-      case Mode::predict: return predict();
-      case Mode::serve:
-        throw UsageError("app/text_classify does not support --mode serve yet", "--mode",
-                         "use train, evaluate or predict");
-    }
-  }
-
- private:
-  // ------------------------------------------------------------------------------------------- helpers
-  std::unique_ptr<Reader> open_reader(const std::vector<std::string>& files) {
-    auto r = ctx_.create<Reader>(root_.get_string("data.reader"), root_.sub("data"));
-    r->open(files);
-    return r;
-  }
-
-  // The tokenizer of a model directory, or from data.vocab_file for a model trained from scratch.
-  std::pair<text::Tokenizer, std::string> make_tokenizer(const std::string& model_dir) {
-    text::Tokenizer tok = [&] {
-      if (!model_dir.empty()) {
-        if (!fs::exists(model_dir + "/vocab.txt"))
-          throw DataError("model directory has no vocab.txt", model_dir, "a BERT checkpoint directory needs its vocab.txt");
-        return text::Tokenizer::from_model_dir(model_dir);
-      }
-      if (opts_.vocab_file.empty())
-        throw ConfigError("no vocabulary: set pretrain_model_name_or_path (an HF checkpoint) or data.vocab_file",
-                          root_.where("data.vocab_file"));
-      text::TokenizerOptions to;
-      to.do_lower_case = opts_.do_lower_case;
-      return text::Tokenizer::from_vocab_file(opts_.vocab_file, to);
-    }();
-    text::TokenizerOptions to = tok.options();
-    to.max_length = opts_.sequence_length;
-    to.pad_to_max_length = false;  // batches are padded dynamically
-    std::string vocab = model_dir.empty() ? opts_.vocab_file : model_dir + "/vocab.txt";
-    return {text::Tokenizer(tok.vocab(), to), vocab};
-  }
-
-  std::unique_ptr<Model> make_model(const std::string& model_dir, const Labels& labels, const text::Tokenizer& tok) {
-    Config mc = Config::from_view(root_.sub("model"));
-    const std::string src = "app/text_classify";
-    mc.set_string("model_dir", model_dir, src);
-    mc.set_string_list("heads", {"sequence_classification"}, src);
-    mc.set_string_list("labels", labels.names, src);
-    mc.set_string("problem_type", opts_.problem_name(), src);
-    if (int64_t k = root_.get_int("train.activation_checkpointing"); k > 0) mc.set_int("activation_checkpointing", k, src);
-    if (model_dir.empty()) {
-      mc.set_int("vocab_size", static_cast<int64_t>(tok.vocab().size()), src);
-      mc.set_int("pad_token_id", tok.vocab().pad_id(), src);
-    }
-    return ctx_.create<Model>(root_.get_string("model.name"), mc.view());
-  }
-
-  Labels training_labels(const std::vector<std::string>& train_files) {
-    if (opts_.problem == Problem::regression) return Labels::from_names({"score"}, "regression");
-    auto values = expand_label_values(opts_.label_values);
-    if (!values.empty()) return Labels::from_names(values, "data.label_enumerate_values");
-    // Discover the labels from the training rows (sorted, so the ids do not depend on row order).
-    auto reader = open_reader(train_files);
-    size_t col = data::column_index(reader->columns(), opts_.label_name, "data.label_name");
-    std::set<std::string> seen;
-    Row row;
-    while (reader->next(row)) {
-      if (opts_.problem == Problem::multi_label) {
-        std::string cur;
-        for (char c : row.values[col] + ",") {
-          if (c == ',') {
-            if (!cur.empty()) seen.insert(cur);
-            cur.clear();
-          } else if (c != ' ') {
-            cur += c;
-          }
-        }
-      } else if (!row.values[col].empty()) {
-        seen.insert(row.values[col]);
-      }
-    }
-    if (seen.empty())
-      throw DataError("no labels found in the training data", train_files[0], "check data.label_name and data.tables");
-    log_.info("discovered ", seen.size(), " labels from the training data (set data.label_enumerate_values to fix their order)");
-    return Labels::from_names({seen.begin(), seen.end()}, train_files[0]);
-  }
-
-  data::Dataset load_set(Task& task, const std::vector<std::string>& files, const char* what) {
-    auto reader = open_reader(files);
-    task.bind_columns(reader->columns(), true, what);
-    auto ds = data::build_dataset(*reader, [&](const Row& r, std::string& why) { return task.encode(r, why, true); });
-    std::string bad = reader->bad_rows().summary();
-    if (!bad.empty()) log_.warn(what, " set: ", bad);
-    log_.info(what, " set: ", ds.size(), " examples from ", files.size(), " file(s)");
-    if (ds.size() == 0)
-      throw DataError(std::string("the ") + what + " set is empty", files[0],
-                      bad.empty() ? "the file has no rows" : "every row was bad: " + bad);
-    return ds;
-  }
-
-  std::string saved_model_dir() const {
-    std::string dir = !opts_.pretrained.empty() ? opts_.pretrained : opts_.checkpoint_dir;
-    if (dir.empty())
-      throw ConfigError("no model to use: set train.checkpoint_dir (a directory written by --mode train) or "
-                        "pretrain_model_name_or_path");
-    if (!fs::exists(dir + "/config.json"))
-      throw DataError("no saved model here (config.json missing)", dir, "train first, or point to an HF checkpoint directory");
-    return dir;
-  }
-
-  void print_eval(const EvalResult& r, bool main_only) {
-    if (!ctx_.world().is_main()) return;
-    std::ostringstream os;
-    if (opts_.problem == Problem::single_label) {
-      os << "eval accuracy " << fmt(r.metrics.at("accuracy")) << " (majority-class baseline " << fmt(r.majority)
-         << ", always '" << r.majority_label << "'), macro_f1 " << fmt(r.metrics.at("macro_f1")) << "\n";
-      if (!main_only) os << r.report;
-    } else {
-      os << "eval";
-      for (auto& [k, v] : r.metrics) os << " " << k << " " << fmt(v);
-      os << "\n";
-    }
-    std::cout << os.str() << std::flush;
-  }
-
-  // --------------------------------------------------------------------------------------------- modes
-  void train() {
-    std::vector<std::string> train_files{opts_.tables[0]}, dev_files;
-    if (opts_.tables.size() > 1) dev_files.assign(opts_.tables.begin() + 1, opts_.tables.end());
-    auto [tok, vocab] = make_tokenizer(opts_.pretrained);
-    Labels labels = training_labels(train_files);
-    log_.info(opts_.problem_name(), " with ", labels.size(), " label(s): ", labels.list(20));
-    Task task(opts_, labels, tok, vocab, nullptr, root_.to_toml());
-    data::Dataset train_set = load_set(task, train_files, "training");
-    data::Dataset dev_set;
-    if (!dev_files.empty()) {
-      dev_set = load_set(task, dev_files, "evaluation");
-      task.set_eval_set(&dev_set);
-    } else {
-      log_.warn("no evaluation table (data.tables has one file): the last model is kept, no metrics");
-    }
-    auto model = make_model(opts_.pretrained, labels, tok);
-    task.set_model(model.get());
-    train::Trainer trainer(ctx_, root_, *model, task, train_set, task.pad_id());
-    auto result = trainer.fit();
-    if (!dev_files.empty()) {
-      if (result.best_step >= 0) model->load(result.model_dir);  // report on the best model, the one saved
-      model->module().eval();
-      auto r = task.evaluate_on(dev_set, true);
-      if (ctx_.world().is_main()) std::cout << "best model: step " << result.best_step << "\n";
-      print_eval(r, false);
-    }
-    if (ctx_.world().is_main()) std::cout << "model saved to " << fs::absolute(result.model_dir).string() << std::endl;
-  }
-
-  void evaluate() {
-    std::string dir = saved_model_dir();
-    auto [tok, vocab] = make_tokenizer(dir);
-    auto saved = read_saved_labels(dir);
-    auto values = expand_label_values(opts_.label_values);
-    Labels labels = Labels::from_names(!values.empty() ? values : saved, dir);
-    if (labels.size() == 0) throw DataError("the saved model has no labels (label_mapping.json / id2label)", dir);
-    Task task(opts_, labels, tok, vocab, nullptr, root_.to_toml());
-    data::Dataset ds = load_set(task, opts_.tables, "evaluation");
-    auto model = make_model(dir, labels, tok);
-    model->module().eval();
-    task.set_model(model.get());
-    auto r = task.evaluate_on(ds, true);
-    print_eval(r, false);
-    std::string out = opts_.eval_results_file.empty() ? opts_.checkpoint_dir + "/eval_results.json" : opts_.eval_results_file;
-    if (opts_.checkpoint_dir.empty() && opts_.eval_results_file.empty()) out = dir + "/eval_results.json";
-    nlohmann::json j = nlohmann::json::object();
-    for (auto& [k, v] : r.metrics) j[k] = v;
-    j["examples"] = ds.size();
-    if (ctx_.world().is_main()) {
-      io::write_file_atomic(out, j.dump(2) + "\n");
-      std::cout << "metrics written to " << out << std::endl;
-    }
-  }
-
-  void predict() {
-    std::string dir = saved_model_dir();
-    auto [tok, vocab] = make_tokenizer(dir);
-    auto saved = read_saved_labels(dir);
-    auto values = expand_label_values(opts_.label_values);
-    Labels labels = Labels::from_names(!values.empty() ? values : saved, dir);
-    if (labels.size() == 0) throw DataError("the model has no labels (label_mapping.json / config.json id2label)", dir);
-    Task task(opts_, labels, tok, vocab, nullptr, root_.to_toml());
-    auto model = make_model(dir, labels, tok);
-    task.set_model(model.get());
-    auto reader = open_reader(opts_.tables);
-    task.bind_columns(reader->columns(), false, "predict");
-    std::string out = !opts_.predict_outputs.empty() ? opts_.predict_outputs
-                      : !opts_.checkpoint_dir.empty() ? opts_.checkpoint_dir + "/predictions.tsv"
-                                                      : "predictions.tsv";
-    auto s = run_predict(task, *model, *reader, out);
-    std::string bad = reader->bad_rows().summary();
-    if (!bad.empty()) log_.warn("predict: ", bad);
-    if (ctx_.world().is_main()) {
-      std::cout << "predicted " << s.rows_written << " rows";
-      if (s.bad_rows) std::cout << " (" << s.bad_rows << " bad input rows skipped, see the warnings above)";
-      std::cout << " -> " << s.output << std::endl;
-    }
-  }
-
-  ConfigView root_;
-  Context& ctx_;
-  Options opts_;
-  log::Logger log_;
-};
-
 }  // namespace
-}  // namespace et::apps::text_classify
 
-ETHOST_PLUGIN(reg) {
-  reg.add_app("text_classify", [](const et::ConfigView& cfg, et::Context& ctx) {
-    return std::make_unique<et::apps::text_classify::TextClassifyApp>(cfg, ctx);
-  });
+TextClassifyApp::TextClassifyApp(const ConfigView& c, Context& ctx) : SupervisedApp(c, ctx, "text_classify") {
+  bool multi = c.get_bool("multi_label"), reg = c.get_bool("regression");
+  if (multi && reg)
+    throw ConfigError("multi_label and regression cannot both be true", c.where("regression"));
+  problem_ = multi ? Problem::multi_label : reg ? Problem::regression : Problem::single_label;
+  first_ = c.get_string("data.first_sequence");
+  second_ = c.get_string("data.second_sequence");
+  threshold_ = c.get_double("threshold");
 }
+
+std::string TextClassifyApp::describe_task() const {
+  switch (problem_) {
+    case Problem::single_label:
+      return "single_label_classification";
+    case Problem::multi_label:
+      return "multi_label_classification";
+    case Problem::regression:
+      return "regression";
+  }
+  return "";
+}
+
+void TextClassifyApp::bind_columns(const std::vector<data::Column>& cols, bool need_label,
+                                   const std::string& where) {
+  col_a_ = data::column_index(cols, first_, "data.first_sequence (" + where + ")");
+  has_b_ = !second_.empty();
+  if (has_b_) col_b_ = data::column_index(cols, second_, "data.second_sequence (" + where + ")");
+  if (need_label)
+    col_label_ = data::column_index(cols, options().label_name, "data.label_name (" + where + ")");
+}
+
+data::FeatureSchema TextClassifyApp::features() const {
+  auto s = data::FeatureSchema::bert_text(tokenizer().vocab().pad_id());
+  if (problem_ == Problem::single_label)
+    s.scalar("labels");
+  else
+    s.tensor("labels", data::DType::float32);  // multi-label 0/1 vector, or one regression value
+  return s;
+}
+
+void TextClassifyApp::configure_model(Config& mc) const {
+  mc.set_string_list("heads", {"sequence_classification"}, "app/text_classify");
+  mc.set_string("problem_type", describe_task(), "app/text_classify");
+}
+
+std::vector<std::string> TextClassifyApp::fixed_labels() const {
+  return problem_ == Problem::regression ? std::vector<std::string>{"score"} : std::vector<std::string>{};
+}
+
+std::vector<std::string> TextClassifyApp::labels_in_cell(const std::string& cell) const {
+  return problem_ == Problem::multi_label ? split_commas(cell) : std::vector<std::string>{cell};
+}
+
+std::optional<data::Example> TextClassifyApp::encode(const Row& row, std::string& reason,
+                                                     bool with_label) const {
+  const std::string& a = row.values[col_a_];
+  // An empty second text (a single text in a pair table) is encoded as a single text.
+  const bool pair = has_b_ && !row.values[col_b_].empty();
+  text::Encoding enc = pair ? tokenizer().encode(a, row.values[col_b_]) : tokenizer().encode(a);
+  if (enc.invalid_utf8) {
+    reason = "text is not valid UTF-8";
+    return std::nullopt;
+  }
+  data::Example ex;
+  ex.set("input_ids",
+         data::Feature::sequence(std::vector<int32_t>(enc.input_ids.begin(), enc.input_ids.end())));
+  ex.set("token_type_ids",
+         data::Feature::sequence(std::vector<int8_t>(enc.token_type_ids.begin(), enc.token_type_ids.end())));
+  if (!with_label) return ex;
+  if (auto why = encode_label(row.values[col_label_], ex)) {
+    reason = *why;
+    return std::nullopt;
+  }
+  return ex;
+}
+
+// Sets the example's "labels"; returns the reason when the cell is not a valid label.
+std::optional<std::string> TextClassifyApp::encode_label(const std::string& y, data::Example& ex) const {
+  switch (problem_) {
+    case Problem::single_label: {
+      int64_t id = labels().id(y);
+      if (id < 0) return "label '" + y + "' is not one of the labels (" + labels().list() + ")";
+      ex.set("labels", data::Feature::scalar(id));
+      return std::nullopt;
+    }
+    case Problem::multi_label: {
+      std::vector<float> targets(static_cast<size_t>(labels().size()), 0.0f);
+      for (auto& name : split_commas(y)) {
+        int64_t id = labels().id(name);
+        if (id < 0) return "label '" + name + "' is not one of the labels (" + labels().list() + ")";
+        targets[size_t(id)] = 1.0f;
+      }
+      ex.set("labels", data::Feature::sequence(std::move(targets)));
+      return std::nullopt;
+    }
+    case Problem::regression: {
+      char* end = nullptr;
+      double v = std::strtod(y.c_str(), &end);
+      if (y.empty() || *end != '\0' || !std::isfinite(v))
+        return "regression label '" + y + "' is not a number";
+      ex.set("labels", data::Feature::scalar(static_cast<float>(v)));
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::pair<std::string, bool> TextClassifyApp::main_metric() const {
+  switch (problem_) {
+    case Problem::single_label:
+      return {"accuracy", true};
+    case Problem::multi_label:
+      return {"micro_f1", true};
+    case Problem::regression:
+      return {"mse", false};
+  }
+  return {"accuracy", true};
+}
+
+app::EvalReport TextClassifyApp::evaluate_on(const data::Dataset& ds) {
+  app::EvalReport r;
+  auto out = forward_dataset(ds, {"logits", "loss"});
+  const at::Tensor& all = out.at("logits");
+  r.metrics["loss"] = out.count("loss") ? out.at("loss").item<double>() : 0.0;
+  std::ostringstream text;
+  if (problem_ == Problem::single_label) {
+    auto pred_t = all.argmax(1).contiguous();
+    std::vector<int64_t> pred(pred_t.data_ptr<int64_t>(), pred_t.data_ptr<int64_t>() + pred_t.numel()), gold;
+    for (auto& e : ds.examples) gold.push_back(static_cast<int64_t>(e.at("labels").value(0)));
+    auto rep = metrics::classification_report(pred, gold, labels().size(), labels().names);
+    r.metrics["accuracy"] = rep.accuracy;
+    r.metrics["macro_f1"] = rep.macro_f1;
+    r.metrics["micro_f1"] = rep.micro_f1;
+    std::vector<int64_t> counts(size_t(labels().size()), 0);
+    for (int64_t g : gold) ++counts[size_t(g)];
+    auto best = std::max_element(counts.begin(), counts.end());
+    double majority = static_cast<double>(*best) / static_cast<double>(gold.size());
+    text << "eval accuracy " << fmt(rep.accuracy) << " (majority-class baseline " << fmt(majority)
+         << ", always '" << labels().names[size_t(best - counts.begin())] << "'), macro_f1 "
+         << fmt(rep.macro_f1) << "\n"
+         << metrics::format_classification_report(rep);
+  } else if (problem_ == Problem::multi_label) {
+    auto probs = torch::sigmoid(all).contiguous();
+    std::vector<float> p(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel()), gold;
+    for (auto& e : ds.examples)
+      for (float t : e.at("labels").as<float>()) gold.push_back(t > 0.5f ? 1.0f : 0.0f);
+    auto s = metrics::multilabel_scores(p, gold, labels().size(), threshold_);
+    r.metrics["micro_f1"] = s.micro_f1;
+    r.metrics["macro_f1"] = s.macro_f1;
+    r.metrics["mean_auc"] = s.mean_auc;
+    r.metrics["subset_accuracy"] = s.subset_accuracy;
+  } else {
+    auto v = all.view({-1}).contiguous();
+    std::vector<float> pred(v.data_ptr<float>(), v.data_ptr<float>() + v.numel()), gold;
+    for (auto& e : ds.examples) gold.push_back(static_cast<float>(e.at("labels").value(0)));
+    auto s = metrics::regression_scores(pred, gold);
+    r.metrics["mse"] = s.mse;
+    r.metrics["pearson"] = s.pearson;
+    r.metrics["spearman"] = s.spearman;
+  }
+  if (problem_ != Problem::single_label) {
+    text << "eval";
+    for (auto& [k, v] : r.metrics) text << " " << k << " " << fmt(v);
+    text << "\n";
+  }
+  r.text = text.str();
+  return r;
+}
+
+std::vector<std::string> TextClassifyApp::input_columns() const {
+  return has_b_ ? std::vector<std::string>{first_, second_} : std::vector<std::string>{first_};
+}
+
+std::vector<OutputColumn> TextClassifyApp::output_columns() const {
+  return {
+      {"predictions",
+       "the label (multi-label: the labels at or above threshold, comma-separated; regression: the value)"},
+      {"probabilities", "softmax (multi-label: sigmoid) per label, comma-separated"},
+      {"logits", "the raw scores per label as a JSON array", true}};
+}
+
+void TextClassifyApp::postprocess(const TensorMap& outputs, const data::Batch&,
+                                  const std::vector<PredictItem>& items,
+                                  const std::vector<std::string>& columns,
+                                  std::vector<std::vector<std::string>>& cells) const {
+  at::Tensor logits = outputs.at("logits").to(torch::kFloat).contiguous();
+  const int64_t L = logits.size(1);
+  at::Tensor probs = problem_ == Problem::single_label  ? torch::softmax(logits, 1)
+                     : problem_ == Problem::multi_label ? torch::sigmoid(logits)
+                                                        : logits;
+  probs = probs.contiguous();
+  for (size_t r = 0; r < items.size(); ++r) {
+    const float* lg = logits.data_ptr<float>() + int64_t(r) * L;
+    const float* pr = probs.data_ptr<float>() + int64_t(r) * L;
+    std::vector<std::string> row;
+    for (const auto& col : columns) {
+      std::string cell;
+      if (col == "predictions") {
+        if (problem_ == Problem::single_label) {
+          cell = labels().names[size_t(std::max_element(pr, pr + L) - pr)];
+        } else if (problem_ == Problem::multi_label) {
+          for (int64_t k = 0; k < L; ++k)
+            if (pr[k] >= threshold_) cell += (cell.empty() ? "" : ",") + labels().names[size_t(k)];
+        } else {
+          cell = app::csv_floats(lg, 1);
+        }
+      } else if (col == "probabilities") {
+        cell = app::csv_floats(pr, L);
+      } else {
+        cell = app::json_floats(lg, L);
+      }
+      row.push_back(std::move(cell));
+    }
+    cells.push_back(std::move(row));
+  }
+}
+
+}  // namespace et::apps::text_classify

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ethost/app.h"
+#include "ethost/component.h"
 #include "ethost/config.h"
 #include "ethost/context.h"
 #include "ethost/error.h"
@@ -10,6 +11,7 @@
 #include "ethost/model.h"
 #include "ethost/optimizer.h"
 #include "ethost/plugin.h"
+#include "ethost/predictor.h"
 #include "ethost/reader.h"
 #include "ethost/registrar.h"
 #include "ethost/version.h"

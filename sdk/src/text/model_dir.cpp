@@ -1,9 +1,11 @@
-// model_dir.cpp: Tokenizer::from_model_dir — vocab.txt plus the HF tokenizer_config.json keys BERT uses.
+// model_dir.cpp: Tokenizer::from_model_dir / save — vocab.txt plus the HF tokenizer_config.json keys BERT
+// uses.
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ethost/error.h"
+#include "ethost/io/state_dict.h"
 #include "ethost/text/tokenizer.h"
 
 namespace et::text {
@@ -45,6 +47,22 @@ Tokenizer Tokenizer::from_model_dir(const std::string& dir) {
         if (s.is_string()) o.never_split.push_back(s.get<std::string>());
   }
   return Tokenizer(Vocab::from_file((fs::path(dir) / "vocab.txt").string()), std::move(o));
+}
+
+void Tokenizer::save(const std::string& dir) const {
+  const Vocab& v = vocab();
+  std::string text;
+  for (size_t i = 0; i < v.size(); ++i) text += v.token(static_cast<int64_t>(i)) + "\n";
+  io::write_file_atomic(dir + "/vocab.txt", text);
+  const TokenizerOptions& o = options();
+  nlohmann::json tc = {
+      {"tokenizer_class", "BertTokenizer"},
+      {"do_lower_case", o.do_lower_case},
+      {"tokenize_chinese_chars", o.tokenize_chinese_chars},
+      {"strip_accents", o.strip_accents ? nlohmann::json(*o.strip_accents) : nlohmann::json(nullptr)}};
+  if (int64_t m = o.max_length > 0 ? o.max_length : o.model_max_length; m > 0) tc["model_max_length"] = m;
+  if (!o.never_split.empty()) tc["never_split"] = o.never_split;
+  io::write_file_atomic(dir + "/tokenizer_config.json", tc.dump(2) + "\n");
 }
 
 }  // namespace et::text

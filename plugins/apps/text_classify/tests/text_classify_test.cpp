@@ -1,6 +1,6 @@
 // text_classify_test.cpp: app/text_classify end to end through the ethost binary — training makes progress,
-// metrics against hand-computed values, predict output shape, HF reference logits, bad input, kill-and-resume,
-// graceful SIGINT/SIGTERM, and the observability files.
+// metrics against hand-computed values, predict output shape, HF reference logits, bad input,
+// kill-and-resume, graceful SIGINT/SIGTERM, and the observability files.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 
 namespace fs = std::filesystem;
 using et::test::contains;
-using et::test::read_jsonl;
 using et::test::read_file;
+using et::test::read_jsonl;
 using et::test::write_file;
 
 namespace {
@@ -31,17 +31,26 @@ std::string tiny_config(const std::string& ckpt, const std::string& extra = {}) 
   return "[data]\ntables = [\"" + kRepo + "/data/eprstmt/train.tsv\", \"" + kRepo +
          "/data/eprstmt/dev.tsv\"]\ninput_schema = \"text:str:1,label:str:1\"\n"
          "label_enumerate_values = [\"Negative\", \"Positive\"]\nsequence_length = 48\nvocab_file = \"" +
-         kRepo + "/data/vocab/bert-base-chinese-vocab.txt\"\n"
+         kRepo +
+         "/data/vocab/bert-base-chinese-vocab.txt\"\n"
          "[model]\nhidden_size = 32\nnum_hidden_layers = 2\nnum_attention_heads = 2\nintermediate_size = 64\n"
          "max_position_embeddings = 64\n"
          "[optimizer]\nlearning_rate = 1e-3\n"
-         "[train]\ncheckpoint_dir = \"" + ckpt + "\"\nmicro_batch_size = 32\nlogging_steps = 2\nprogress_bar = \"never\"\n"
-         "[runtime]\nthreads = 2\n" + extra;
+         "[train]\ncheckpoint_dir = \"" +
+         ckpt +
+         "\"\nmicro_batch_size = 32\nlogging_steps = 2\nprogress_bar = \"never\"\n"
+         "[runtime]\nthreads = 2\n" +
+         extra;
 }
 
 std::vector<std::string> app_args(const std::string& config, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a{"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify",
-                             "--config", config};
+  std::vector<std::string> a{"--no-default-plugins",
+                             "--plugin-dir",
+                             ETHOST_PLUGIN_DIR,
+                             "--app",
+                             "text_classify",
+                             "--config",
+                             config};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -79,16 +88,17 @@ TEST_SUITE("integration.text_classify") {
     std::string train, dev;
     const char* fill[] = {"今天", "东西", "我们", "快递", "价格", "颜色", "包装", "时间"};
     for (int i = 0; i < 320; ++i) {
-      std::string text = std::string(fill[i % 8]) + fill[(i / 8) % 8] + (i % 2 ? "很好" : "很差") + fill[(i / 3) % 8];
+      std::string text =
+          std::string(fill[i % 8]) + fill[(i / 8) % 8] + (i % 2 ? "很好" : "很差") + fill[(i / 3) % 8];
       (i < 256 ? train : dev) += text + "\t" + (i % 2 ? "Positive" : "Negative") + "\n";
     }
     write_file(dir / "train.tsv", train);
     write_file(dir / "dev.tsv", dev);
     write_file(dir / "run.toml", tiny_config(dir / "out"));
-    auto r = et::test::run_ethost(app_args(dir / "run.toml", {"--set", "train.max_steps=48", "--set", "train.eval_steps=24",
-                                                              "--tables", dir / "train.tsv" + "," + dir / "dev.tsv",
-                                                              "--set", "train.micro_batch_size=16", "--set",
-                                                              "optimizer.learning_rate=3e-3", "--set", "train.loss_window=4"}));
+    auto r = et::test::run_ethost(app_args(
+        dir / "run.toml", {"--set", "train.max_steps=48", "--set", "train.eval_steps=24", "--tables",
+                           dir / "train.tsv" + "," + dir / "dev.tsv", "--set", "train.micro_batch_size=16",
+                           "--set", "optimizer.learning_rate=3e-3", "--set", "train.loss_window=4"}));
     INFO(r.err.substr(r.err.size() > 3000 ? r.err.size() - 3000 : 0));
     REQUIRE(r.exit_code == 0);
     auto events = read_jsonl(dir / "out/metrics.jsonl");
@@ -113,8 +123,9 @@ TEST_SUITE("integration.text_classify") {
     CHECK(contains(r.out, "eval accuracy"));
     CHECK(contains(r.out, "majority-class baseline 0.5000"));
     CHECK(contains(r.out, "model saved to"));
-    for (const char* f : {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json", "label_mapping.json",
-                          "train_config.toml", "checkpoint-48/train_state/trainer_state.json"})
+    for (const char* f :
+         {"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json", "label_mapping.json",
+          "train_config.toml", "checkpoint-48/train_state/trainer_state.json"})
       CHECK_MESSAGE(fs::exists(dir / (std::string("out/") + f)), f);
     auto cfg = et::test::read_json(dir / "out/config.json");
     CHECK(cfg["architectures"][0] == "BertForSequenceClassification");
@@ -125,10 +136,12 @@ TEST_SUITE("integration.text_classify") {
     for (auto& e : fs::directory_iterator(dir / "out/tb"))
       if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0) tb = e.path().string();
     REQUIRE_FALSE(tb.empty());
-    auto py = et::test::run_process({"/usr/bin/python3", ETHOST_FIXTURES_DIR "/tensorboard/read_events.py", tb});
+    auto py =
+        et::test::run_process({"/usr/bin/python3", ETHOST_FIXTURES_DIR "/tensorboard/read_events.py", tb});
     INFO(py.out << py.err);
     CHECK(py.exit_code == 0);
-    for (const char* tag : {"train/loss", "train/lr", "train/samples_per_sec", "eval/accuracy"}) CHECK(contains(py.out, tag));
+    for (const char* tag : {"train/loss", "train/lr", "train/samples_per_sec", "eval/accuracy"})
+      CHECK(contains(py.out, tag));
   }
 
   TEST_CASE("a fresh run in a used directory starts a new metrics.jsonl; a resumed run continues it") {
@@ -146,8 +159,8 @@ TEST_SUITE("integration.text_classify") {
     }
     CHECK(count_train(dir / "out/metrics.jsonl") == 1);  // logging_steps = 2: one train event per run
     CHECK(count_train(dir / "out/metrics.previous.jsonl") == 1);
-    auto r = et::test::run_ethost(app_args(dir / "c.toml", {"--set", "train.max_steps=4", "--set",
-                                                            "train.resume_from_checkpoint=latest"}));
+    auto r = et::test::run_ethost(app_args(
+        dir / "c.toml", {"--set", "train.max_steps=4", "--set", "train.resume_from_checkpoint=latest"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(count_train(dir / "out/metrics.jsonl") == 2);
@@ -170,18 +183,19 @@ TEST_SUITE("integration.text_classify") {
     write_file(dir / "multi.tsv", multi);
     write_file(dir / "reg.tsv", reg);
     write_file(dir / "c.toml", tiny_config(dir / "m"));
-    auto r = et::test::run_ethost(app_args(dir / "c.toml", {"--tables", dir / "multi.tsv" + "," + dir / "multi.tsv", "--set",
-                                                            "multi_label=true", "--set", "data.label_enumerate_values=[]",
-                                                            "--set", "train.max_steps=6"}));
+    auto r = et::test::run_ethost(app_args(
+        dir / "c.toml", {"--tables", dir / "multi.tsv" + "," + dir / "multi.tsv", "--set", "multi_label=true",
+                         "--set", "data.label_enumerate_values=[]", "--set", "train.max_steps=6"}));
     INFO(r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0));
     REQUIRE(r.exit_code == 0);
     CHECK(contains(r.err, "multi_label_classification with 3 label(s): c0, c1, c2"));
     auto ev = read_jsonl(dir / "m/metrics.jsonl").back();
     CHECK(ev["event"] == "eval");
-    for (const char* k : {"micro_f1", "macro_f1", "mean_auc", "subset_accuracy"}) CHECK_MESSAGE(ev.contains(k), k);
-    auto p = et::test::run_ethost(app_args(dir / "c.toml", {"--mode", "predict", "--tables", dir / "multi.tsv", "--set",
-                                                            "multi_label=true", "--set", "data.label_enumerate_values=[]",
-                                                            "--outputs", dir / "mp.tsv"}));
+    for (const char* k : {"micro_f1", "macro_f1", "mean_auc", "subset_accuracy"})
+      CHECK_MESSAGE(ev.contains(k), k);
+    auto p = et::test::run_ethost(app_args(
+        dir / "c.toml", {"--mode", "predict", "--tables", dir / "multi.tsv", "--set", "multi_label=true",
+                         "--set", "data.label_enumerate_values=[]", "--outputs", dir / "mp.tsv"}));
     INFO(p.err);
     REQUIRE(p.exit_code == 0);
     auto rows = read_tsv(dir / "mp.tsv");
@@ -189,8 +203,9 @@ TEST_SUITE("integration.text_classify") {
     CHECK(std::count(rows[0][1].begin(), rows[0][1].end(), ',') == 2);  // three sigmoid probabilities
 
     write_file(dir / "r.toml", tiny_config(dir / "r"));
-    r = et::test::run_ethost(app_args(dir / "r.toml", {"--tables", dir / "reg.tsv" + "," + dir / "reg.tsv", "--set",
-                                                        "regression=true", "--set", "train.max_steps=6"}));
+    r = et::test::run_ethost(
+        app_args(dir / "r.toml", {"--tables", dir / "reg.tsv" + "," + dir / "reg.tsv", "--set",
+                                  "regression=true", "--set", "train.max_steps=6"}));
     INFO(r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0));
     REQUIRE(r.exit_code == 0);
     ev = read_jsonl(dir / "r/metrics.jsonl").back();
@@ -199,18 +214,19 @@ TEST_SUITE("integration.text_classify") {
   }
 
   TEST_CASE("evaluate: metrics equal hand-computed values on a fixed prediction set (HF reference model)") {
-    // tests/fixtures/tiny_bert predicts LABEL_2 for both texts below (reference.json seq_cls logits). With gold
-    // labels 2, 0, 1, 2: accuracy 2/4; macro F1 over the present labels {0,1,2} = (0 + 0 + 2/3) / 3 = 2/9.
+    // tests/fixtures/tiny_bert predicts LABEL_2 for both texts below (reference.json seq_cls logits). With
+    // gold labels 2, 0, 1, 2: accuracy 2/4; macro F1 over the present labels {0,1,2} = (0 + 0 + 2/3) / 3 =
+    // 2/9.
     et::test::TempDir dir("tc_eval");
     std::string t1 = "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。";
-    write_file(dir / "eval.tsv", t1 + "\t\tLABEL_2\n叫爸爸叫一声我听听\t那[MASK]叫我一声爸爸\tLABEL_0\n" + t1 +
-                                     "\t\tLABEL_1\n叫爸爸叫一声我听听\t那[MASK]叫我一声爸爸\tLABEL_2\n");
-    auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify",
-                                   "--mode", "evaluate", "--tables", dir / "eval.tsv", "--input_schema",
-                                   "text_a:str:1,text_b:str:1,label:str:1", "--first_sequence", "text_a",
-                                   "--second_sequence", "text_b", "--user_defined_parameters",
-                                   "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert",
-                                   "--set", "eval.results_file=" + dir / "results.json"});
+    write_file(dir / "eval.tsv", t1 + "\t\tLABEL_2\n叫爸爸叫一声我听听\t那[MASK]叫我一声爸爸\tLABEL_0\n" +
+                                     t1 + "\t\tLABEL_1\n叫爸爸叫一声我听听\t那[MASK]叫我一声爸爸\tLABEL_2\n");
+    auto r = et::test::run_ethost(
+        {"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--mode",
+         "evaluate", "--tables", dir / "eval.tsv", "--input_schema", "text_a:str:1,text_b:str:1,label:str:1",
+         "--first_sequence", "text_a", "--second_sequence", "text_b", "--user_defined_parameters",
+         "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert", "--set",
+         "eval.results_file=" + dir / "results.json"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto j = et::test::read_json(dir / "results.json");
@@ -223,23 +239,42 @@ TEST_SUITE("integration.text_classify") {
 
   TEST_CASE("predict on the HF reference checkpoint gives reference.json's logits") {
     et::test::TempDir dir("tc_ref");
-    // Texts 1 and 2 of reference.json with their [MASK]s written out (text 3 masks a word piece, '##rt', which no
-    // text spells, so it cannot be reproduced through the tokenizer).
-    write_file(dir / "in.tsv", "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]叫我一声爸爸\n");
-    auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify",
-                                   "--mode", "predict", "--tables", dir / "in.tsv", "--input_schema",
-                                   "text_a:str:1,text_b:str:1", "--first_sequence", "text_a", "--second_sequence",
-                                   "text_b", "--output_schema", "logits,predictions", "--outputs", dir / "out.tsv",
-                                   "--set", "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
+    // Texts 1 and 2 of reference.json with their [MASK]s written out (text 3 masks a word piece, '##rt',
+    // which no text spells, so it cannot be reproduced through the tokenizer).
+    write_file(dir / "in.tsv",
+               "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]"
+               "叫我一声爸爸\n");
+    auto r = et::test::run_ethost({"--no-default-plugins",
+                                   "--plugin-dir",
+                                   ETHOST_PLUGIN_DIR,
+                                   "--app",
+                                   "text_classify",
+                                   "--mode",
+                                   "predict",
+                                   "--tables",
+                                   dir / "in.tsv",
+                                   "--input_schema",
+                                   "text_a:str:1,text_b:str:1",
+                                   "--first_sequence",
+                                   "text_a",
+                                   "--second_sequence",
+                                   "text_b",
+                                   "--output_schema",
+                                   "logits,predictions",
+                                   "--outputs",
+                                   dir / "out.tsv",
+                                   "--set",
+                                   "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto rows = read_tsv(dir / "out.tsv");
     REQUIRE(rows.size() == 2);
     auto ref = et::test::read_json(ETHOST_FIXTURES_DIR "/tiny_bert/reference.json")["seq_cls"]["logits"];
     for (size_t i = 0; i < 2; ++i) {
-      std::stringstream ss(rows[i][0]);
-      std::string v;
-      for (size_t k = 0; std::getline(ss, v, ','); ++k) CHECK(std::abs(std::stod(v) - ref[i][k].get<double>()) <= 1e-5);
+      auto logits = nlohmann::json::parse(rows[i][0]);  // the logits column is a JSON array
+      REQUIRE(logits.size() == 3);
+      for (size_t k = 0; k < 3; ++k)
+        CHECK(std::abs(logits[k].get<double>() - ref[i][k].get<double>()) <= 1e-5);
       CHECK(rows[i][1] == "LABEL_2");
     }
   }
@@ -250,10 +285,10 @@ TEST_SUITE("integration.text_classify") {
     auto t = et::test::run_ethost(app_args(dir / "run.toml", {"--set", "train.max_steps=4"}));
     REQUIRE(t.exit_code == 0);
     write_file(dir / "in.tsv", "好评\t1\n这个不好\t2\n只有一列\n很满意\tx\textra\n还行\t3\n");
-    auto r = et::test::run_ethost(app_args(dir / "run.toml", {"--mode", "predict", "--tables", dir / "in.tsv",
-                                                              "--input_schema", "text:str:1,id:int:1", "--output_schema",
-                                                              "probabilities,predictions,logits", "--append_cols",
-                                                              "id,text", "--outputs", dir / "pred.tsv"}));
+    auto r = et::test::run_ethost(app_args(
+        dir / "run.toml", {"--mode", "predict", "--tables", dir / "in.tsv", "--input_schema",
+                           "text:str:1,id:int:1", "--output_schema", "probabilities,predictions,logits",
+                           "--append_cols", "id,text", "--outputs", dir / "pred.tsv"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto rows = read_tsv(dir / "pred.tsv");
@@ -264,6 +299,7 @@ TEST_SUITE("integration.text_classify") {
     CHECK(rows[2][3] == "3");
     CHECK((rows[1][1] == "Negative" || rows[1][1] == "Positive"));
     CHECK(std::count(rows[0][0].begin(), rows[0][0].end(), ',') == 1);  // two probabilities
+    CHECK(nlohmann::json::parse(rows[0][2]).size() == 2);               // logits: a JSON array
     CHECK(contains(r.out, "predicted 3 rows (2 bad input rows skipped"));
     CHECK(contains(r.err, ":3: expected 2 columns, got 1"));
     CHECK(contains(r.err, ":4: expected 2 columns, got 3"));
@@ -299,7 +335,8 @@ TEST_SUITE("integration.text_classify") {
     CHECK(r.exit_code == 4);
     CHECK(contains(r.err, "regression label 'abc' is not a number"));
     // A pretrained head with 3 labels, a task with 2.
-    r = run(base, {"--set", "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert", "--set", "train.max_steps=1"});
+    r = run(base, {"--set", "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert", "--set",
+                   "train.max_steps=1"});
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "classifier.weight: checkpoint [3, 64] vs model [2, 64]"));
     r = run(base, {"--mode", "serve"});
@@ -308,11 +345,11 @@ TEST_SUITE("integration.text_classify") {
 
   TEST_CASE("kill -9 during training, resume: final weights equal an uninterrupted run") {
     et::test::TempDir dir("tc_resume");
-    auto cfg = [&](const std::string& out) {
-      return tiny_config(out) + "";
-    };
-    std::vector<std::string> sets = {"--set", "train.max_steps=30", "--set", "train.save_checkpoint_steps=5",
-                                     "--set", "train.keep_checkpoint_max=10", "--set", "train.eval_steps=0",
+    auto cfg = [&](const std::string& out) { return tiny_config(out) + ""; };
+    std::vector<std::string> sets = {"--set", "train.max_steps=30",
+                                     "--set", "train.save_checkpoint_steps=5",
+                                     "--set", "train.keep_checkpoint_max=10",
+                                     "--set", "train.eval_steps=0",
                                      "--set", "train.epoch_num=1"};
     write_file(dir / "a.toml", cfg(dir / "a"));
     write_file(dir / "b.toml", cfg(dir / "b"));
@@ -336,8 +373,9 @@ TEST_SUITE("integration.text_classify") {
     INFO(resumed.err);
     REQUIRE(resumed.exit_code == 0);
     CHECK(contains(resumed.err, "resumed from "));
-    for (const char* f : {"checkpoint-30/model.safetensors", "checkpoint-30/train_state/optimizer.safetensors",
-                          "checkpoint-30/train_state/rng.safetensors"}) {
+    for (const char* f :
+         {"checkpoint-30/model.safetensors", "checkpoint-30/train_state/optimizer.safetensors",
+          "checkpoint-30/train_state/rng.safetensors"}) {
       CAPTURE(f);
       std::string a = read_file(dir / (std::string("a/") + f)), b = read_file(dir / (std::string("b/") + f));
       REQUIRE(!a.empty());
@@ -351,7 +389,8 @@ TEST_SUITE("integration.text_classify") {
       et::test::TempDir dir("tc_sig");
       write_file(dir / "c.toml", tiny_config(dir / "out"));
       std::vector<std::string> argv{ETHOST_EXE};
-      for (auto& a : app_args(dir / "c.toml", {"--set", "train.max_steps=100000", "--set", "train.save_checkpoint_steps=3"}))
+      for (auto& a : app_args(dir / "c.toml",
+                              {"--set", "train.max_steps=100000", "--set", "train.save_checkpoint_steps=3"}))
         argv.push_back(a);
       int pid = et::test::spawn_background(argv, dir / "log", {{"ETHOST_PLUGIN_PATH", ""}});
       REQUIRE(wait_for(dir / "out/checkpoint-3/train_state/trainer_state.json", 120));

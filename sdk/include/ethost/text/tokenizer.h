@@ -60,6 +60,10 @@ class ET_API Tokenizer {
   // Reads <dir>/vocab.txt and, when present, <dir>/tokenizer_config.json (do_lower_case, strip_accents,
   // tokenize_chinese_chars, model_max_length, never_split). Throws et::ConfigError naming the file on errors.
   static Tokenizer from_model_dir(const std::string& dir);
+  // Writes <dir>/vocab.txt (one token per line, in id order) and <dir>/tokenizer_config.json (BertTokenizer,
+  // the case/accents/Chinese settings, model_max_length = max_length when set), which from_model_dir reads
+  // back.
+  void save(const std::string& dir) const;
 
   const Vocab& vocab() const noexcept;
   const TokenizerOptions& options() const noexcept;

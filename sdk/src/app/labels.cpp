@@ -1,14 +1,14 @@
-// tc_labels.cpp: label enumeration and label_mapping.json.
-#include "tc_labels.h"
+// labels.cpp: label sets, label_enumerate_values files, label_mapping.json.
+#include "ethost/app/labels.h"
 
-#include <ethost/error.h>
-#include <ethost/io/state_dict.h>
+#include "ethost/error.h"
+#include "ethost/io/state_dict.h"
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-namespace et::apps::text_classify {
+namespace et::app {
 
 Labels Labels::from_names(std::vector<std::string> names, const std::string& where) {
   Labels l;
@@ -79,4 +79,4 @@ std::vector<std::string> read_saved_labels(const std::string& dir) {
   }
 }
 
-}  // namespace et::apps::text_classify
+}  // namespace et::app

@@ -1,0 +1,162 @@
+// predict_driver.cpp: tables -> Predictor -> TSV, chunked (parallel encoding), in input order, atomic output.
+#include "ethost/app/predict_driver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "ethost/data/dataset.h"
+#include "ethost/error.h"
+#include "ethost/log.h"
+
+namespace fs = std::filesystem;
+
+namespace et::app {
+namespace {
+
+ConfigKeySpec spec(const char* key, const char* type, const char* def, const char* doc,
+                   std::optional<double> min = {}) {
+  ConfigKeySpec s;
+  s.key = key;
+  s.type = type;
+  s.default_toml = def;
+  s.doc = doc;
+  s.min = min;
+  return s;
+}
+
+// Output cells must not break the TSV: tabs and newlines inside copied columns become spaces.
+std::string tsv_safe(std::string s) {
+  for (char& c : s)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+std::string join_floats(const float* p, int64_t n, const char* format, const char* open, const char* close) {
+  std::string s = open;
+  char buf[32];
+  for (int64_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, format, static_cast<double>(p[i]));
+    s += (i ? "," : "") + std::string(buf);
+  }
+  return s + close;
+}
+
+}  // namespace
+
+std::string csv_floats(const float* values, int64_t n) { return join_floats(values, n, "%.7g", "", ""); }
+std::string json_floats(const float* values, int64_t n) { return join_floats(values, n, "%.9g", "[", "]"); }
+
+const std::vector<ConfigKeySpec>& predictor_config_specs() {
+  static const std::vector<ConfigKeySpec> specs = {
+      spec("predict.outputs", "string", "\"\"",
+           "prediction output TSV (default <checkpoint_dir>/predictions.tsv)"),
+      spec("predict.output_schema", "string_list", "[\"predictions\"]",
+           "output columns in order (the app lists its own)"),
+      spec("predict.append_cols", "string_list", "[]", "input columns copied after the output columns"),
+      spec("predict.batch_size", "int", "64", "examples per forward pass when predicting", 1.0),
+      spec("predict.header", "bool", "false", "write a header line with the column names"),
+      spec("predict.chunk_rows", "int", "8192",
+           "rows read, encoded and predicted at a time (inputs are streamed)", 1.0),
+  };
+  return specs;
+}
+
+PredictOptions PredictOptions::from_config(const ConfigView& c) {
+  PredictOptions o;
+  o.tables = c.get_string_list("data.tables");
+  if (o.tables.empty())
+    throw ConfigError("data.tables is empty", c.where("data.tables"), "give at least one input file");
+  o.reader = c.get_string("data.reader", "tsv");
+  o.outputs = c.get_string("predict.outputs", "");
+  if (o.outputs.empty()) {
+    std::string dir = c.get_string("train.checkpoint_dir", "");
+    o.outputs = dir.empty() ? "predictions.tsv" : dir + "/predictions.tsv";
+  }
+  o.output_schema = c.get_string_list("predict.output_schema");
+  o.append_cols = c.get_string_list("predict.append_cols");
+  o.batch_size = c.get_int("predict.batch_size", o.batch_size);
+  o.header = c.get_bool("predict.header", o.header);
+  o.chunk_rows = c.get_int("predict.chunk_rows", o.chunk_rows);
+  return o;
+}
+
+PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
+  PredictOptions o = PredictOptions::from_config(root);
+  auto log = log::get("host");
+  std::vector<std::string> known;
+  for (const auto& c : p.output_columns()) known.push_back(c.name);
+  for (const auto& col : o.output_schema)
+    if (std::find(known.begin(), known.end(), col) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw ConfigError("predict.output_schema column '" + col + "' is unknown",
+                        root.where("predict.output_schema"), "use " + list);
+    }
+  PredictSummary s;
+  s.output = o.outputs;
+  if (!ctx.world().is_main()) {
+    log.info("predict runs on rank 0 only");
+    return s;
+  }
+  p.prepare_predict();
+  auto reader = ctx.create<Reader>(o.reader, root.sub("data"));
+  reader->open(o.tables);
+  auto cols = reader->columns();
+  p.bind_columns(cols);
+  std::vector<size_t> append_idx;
+  for (auto& c : o.append_cols) append_idx.push_back(data::column_index(cols, c, "predict.append_cols"));
+
+  auto parent = fs::path(o.outputs).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  const std::string tmp = o.outputs + ".tmp";
+  std::ofstream out(tmp, std::ios::binary);
+  if (!out) throw DataError("cannot write the predictions", o.outputs);
+  if (o.header) {
+    std::string h;
+    for (auto& c : o.output_schema) h += (h.empty() ? "" : "\t") + c;
+    for (auto& c : o.append_cols) h += (h.empty() ? "" : "\t") + c;
+    out << h << "\n";
+  }
+  auto encode = [&](const Row& r, std::string& why) { return p.encode(r, why); };
+  data::stream_dataset(
+      *reader, encode, o.chunk_rows, [&](std::vector<data::Example>&& chunk, std::vector<Row>&& rows) {
+        for (size_t start = 0; start < chunk.size(); start += static_cast<size_t>(o.batch_size)) {
+          size_t end = std::min(chunk.size(), start + static_cast<size_t>(o.batch_size));
+          std::vector<const data::Example*> examples;
+          std::vector<PredictItem> items;
+          for (size_t i = start; i < end; ++i) {
+            examples.push_back(&chunk[i]);
+            items.push_back({&rows[i], &chunk[i]});
+          }
+          data::Batch batch = p.collate(examples);
+          TensorMap outputs = p.predict_batch(batch);
+          std::vector<std::vector<std::string>> cells;
+          p.postprocess(outputs, batch, items, o.output_schema, cells);
+          if (cells.size() != items.size())
+            throw InternalError("the predictor returned cells for another number of rows");
+          for (size_t r = 0; r < items.size(); ++r) {
+            std::string line;
+            for (auto& cell : cells[r]) line += (line.empty() ? "" : "\t") + cell;
+            for (size_t k : append_idx)
+              line += (line.empty() ? "" : "\t") + tsv_safe(items[r].row->values[k]);
+            out << line << "\n";
+            ++s.rows_written;
+          }
+        }
+      });
+  out.close();
+  if (!out) throw DataError("writing the predictions failed", o.outputs);
+  fs::rename(tmp, o.outputs);
+  s.bad_rows = reader->bad_rows().count();
+  std::string bad = reader->bad_rows().summary();
+  if (!bad.empty()) log.warn("predict: ", bad);
+  std::cout << "predicted " << s.rows_written << " rows";
+  if (s.bad_rows) std::cout << " (" << s.bad_rows << " bad input rows skipped, see the warnings above)";
+  std::cout << " -> " << s.output << std::endl;
+  return s;
+}
+
+}  // namespace et::app

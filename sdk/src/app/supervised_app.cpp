@@ -1,0 +1,403 @@
+// supervised_app.cpp: train / evaluate / predict of the supervised-app base — tokenizer, labels, datasets,
+// the model to create, the trainer, eval_results.json, model directories — and its Predictor.
+#include "ethost/app/supervised_app.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "ethost/app/predict_driver.h"
+#include "ethost/data/batcher.h"
+#include "ethost/error.h"
+#include "ethost/io/state_dict.h"
+
+namespace fs = std::filesystem;
+
+namespace et::app {
+
+namespace {
+
+ConfigKeySpec spec(const char* key, const char* type, const char* def, const char* doc,
+                   std::optional<double> min = {}, const char* component_kind = "") {
+  ConfigKeySpec s;
+  s.key = key;
+  s.type = type;
+  s.default_toml = def;
+  s.doc = doc;
+  s.min = min;
+  s.component_kind = component_kind;
+  if (std::string(def).empty()) s.required = true;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<ConfigKeySpec>& supervised_config_specs() {
+  static const std::vector<ConfigKeySpec> specs = {
+      spec("data.reader", "component", "\"tsv\"", "reader plugin for data.tables (tsv, jsonl)", {}, "reader"),
+      spec(
+          "data.tables", "string_list", "",
+          "input files: train mode 'train[,dev]'; evaluate: the labelled files; predict: the files to label"),
+      spec("data.sequence_length", "int", "128",
+           "maximum tokens per example, [CLS]/[SEP] included (longer texts are truncated longest_first)",
+           8.0),
+      spec("data.vocab_file", "string", "\"\"",
+           "vocab.txt for a model trained from scratch (pretrained and saved models bring their own)"),
+      spec("data.do_lower_case", "bool", "true",
+           "lower-case and strip accents (with data.vocab_file; model directories use their "
+           "tokenizer_config.json)"),
+      spec("data.label_name", "string", "\"label\"", "column holding the label"),
+      spec("data.label_enumerate_values", "string_list", "[]",
+           "the labels in id order, or one path to a file with one label per line; empty: discovered from "
+           "the training data (sorted)"),
+      spec("model.name", "component", "\"bert\"", "model plugin", {}, "model"),
+      spec("optimizer.name", "component", "\"adamw\"", "optimizer plugin", {}, "optimizer"),
+      spec("pretrain_model_name_or_path", "string", "\"\"",
+           "HF checkpoint directory to fine-tune from (empty: train from scratch with the [model] sizes and "
+           "data.vocab_file)"),
+      spec("eval.batch_size", "int", "64", "examples per forward pass when evaluating", 1.0),
+      spec("eval.results_file", "string", "\"\"",
+           "where evaluate mode writes its metrics as JSON (default <checkpoint_dir>/eval_results.json)"),
+  };
+  return specs;
+}
+
+SupervisedOptions SupervisedOptions::from_config(const ConfigView& c) {
+  SupervisedOptions o;
+  o.tables = c.get_string_list("data.tables");
+  if (o.tables.empty())
+    throw ConfigError("data.tables is empty", c.where("data.tables"), "give at least one input file");
+  o.reader = c.get_string("data.reader");
+  o.sequence_length = c.get_int("data.sequence_length");
+  o.vocab_file = c.get_string("data.vocab_file");
+  o.do_lower_case = c.get_bool("data.do_lower_case");
+  o.label_name = c.get_string("data.label_name");
+  o.label_values = c.get_string_list("data.label_enumerate_values");
+  o.pretrained = c.get_string("pretrain_model_name_or_path");
+  o.checkpoint_dir = c.get_string("train.checkpoint_dir");
+  o.model_name = c.get_string("model.name");
+  o.eval_batch_size = c.get_int("eval.batch_size");
+  o.eval_results_file = c.get_string("eval.results_file");
+  return o;
+}
+
+// The Predictor is the base's inner object: its calls go to the app's hooks.
+struct SupervisedApp::Impl final : public Predictor {
+  SupervisedApp& app;
+  ConfigView root;
+  Context& ctx;
+  std::string name;
+  SupervisedOptions o;
+  log::Logger log;
+  std::optional<text::Tokenizer> tok;
+  Labels labels;
+  std::unique_ptr<Model> model;
+  data::FeatureSchema schema;
+  data::Dataset dev;
+
+  Impl(SupervisedApp& a, const ConfigView& r, Context& c, std::string n)
+      : app(a),
+        root(r),
+        ctx(c),
+        name(std::move(n)),
+        o(SupervisedOptions::from_config(r)),
+        log(log::get("plugin.app." + name)) {}
+
+  // ------------------------------------------------------------------------------------------- set-up
+  // The tokenizer of a model directory, or from data.vocab_file for a model trained from scratch.
+  void setup_tokenizer(const std::string& model_dir) {
+    text::Tokenizer t = [&] {
+      if (!model_dir.empty()) {
+        if (!fs::exists(model_dir + "/vocab.txt"))
+          throw DataError("model directory has no vocab.txt", model_dir,
+                          "a BERT checkpoint directory needs its vocab.txt");
+        return text::Tokenizer::from_model_dir(model_dir);
+      }
+      if (o.vocab_file.empty())
+        throw ConfigError(
+            "no vocabulary: set pretrain_model_name_or_path (an HF checkpoint) or data.vocab_file",
+            root.where("data.vocab_file"));
+      text::TokenizerOptions to;
+      to.do_lower_case = o.do_lower_case;
+      return text::Tokenizer::from_vocab_file(o.vocab_file, to);
+    }();
+    text::TokenizerOptions to = t.options();
+    to.max_length = o.sequence_length;
+    to.pad_to_max_length = false;  // batches are padded dynamically
+    tok.emplace(t.vocab(), to);
+    schema = app.features();
+  }
+
+  std::unique_ptr<Reader> open_reader(const std::vector<std::string>& files) {
+    auto r = ctx.create<Reader>(o.reader, root.sub("data"));
+    r->open(files);
+    return r;
+  }
+
+  void training_labels(const std::vector<std::string>& train_files) {
+    if (!app.has_label_set()) return;
+    if (auto fixed = app.fixed_labels(); !fixed.empty()) {
+      labels = Labels::from_names(fixed, "app/" + name);
+      return;
+    }
+    auto values = expand_label_values(o.label_values);
+    if (!values.empty()) {
+      labels = Labels::from_names(values, "data.label_enumerate_values");
+      return;
+    }
+    // Discover the labels from the training rows (sorted, so the ids do not depend on row order).
+    auto reader = open_reader(train_files);
+    size_t col = data::column_index(reader->columns(), o.label_name, "data.label_name");
+    std::set<std::string> seen;
+    Row row;
+    while (reader->next(row))
+      for (auto& l : app.labels_in_cell(row.values[col]))
+        if (!l.empty()) seen.insert(l);
+    if (seen.empty())
+      throw DataError("no labels found in the training data", train_files[0],
+                      "check data.label_name and data.tables");
+    log.info("discovered ", seen.size(),
+             " labels from the training data (set data.label_enumerate_values to fix their order)");
+    labels = Labels::from_names({seen.begin(), seen.end()}, train_files[0]);
+  }
+
+  // The labels of a saved model (or the configured ones).
+  void saved_labels(const std::string& dir) {
+    if (!app.has_label_set()) return;
+    auto values = expand_label_values(o.label_values);
+    if (values.empty()) values = app.fixed_labels();
+    labels = Labels::from_names(!values.empty() ? values : read_saved_labels(dir), dir);
+    if (labels.size() == 0)
+      throw DataError("the saved model has no labels (label_mapping.json / config.json id2label)", dir);
+  }
+
+  data::Dataset load_set(const std::vector<std::string>& files, const char* what) {
+    auto reader = open_reader(files);
+    app.bind_columns(reader->columns(), true, what);
+    auto ds = data::build_dataset(
+        *reader, [&](const Row& r, std::string& why) { return app.encode(r, why, true); }, schema);
+    std::string bad = reader->bad_rows().summary();
+    if (!bad.empty()) log.warn(what, " set: ", bad);
+    log.info(what, " set: ", ds.size(), " examples from ", files.size(), " file(s)");
+    if (ds.size() == 0)
+      throw DataError(std::string("the ") + what + " set is empty", files[0],
+                      bad.empty() ? "the file has no rows" : "every row was bad: " + bad);
+    return ds;
+  }
+
+  std::string saved_model_dir() const {
+    std::string dir = !o.pretrained.empty() ? o.pretrained : o.checkpoint_dir;
+    if (dir.empty())
+      throw ConfigError(
+          "no model to use: set train.checkpoint_dir (a directory written by --mode train) or "
+          "pretrain_model_name_or_path");
+    if (!fs::exists(dir + "/config.json"))
+      throw DataError("no saved model here (config.json missing)", dir,
+                      "train first, or point to an HF checkpoint directory");
+    return dir;
+  }
+
+  void make_model(const std::string& model_dir) {
+    Config mc = Config::from_view(root.sub("model"));
+    const std::string src = "app/" + name;
+    mc.set_string("model_dir", model_dir, src);
+    if (app.has_label_set()) mc.set_string_list("labels", labels.names, src);
+    if (int64_t k = root.get_int("train.activation_checkpointing", 0); k > 0)
+      mc.set_int("activation_checkpointing", k, src);
+    if (model_dir.empty()) {
+      mc.set_int("vocab_size", static_cast<int64_t>(tok->vocab().size()), src);
+      mc.set_int("pad_token_id", tok->vocab().pad_id(), src);
+    }
+    app.configure_model(mc);
+    model = ctx.create<Model>(o.model_name, mc.view());
+  }
+
+  void print(const std::string& text) const {
+    if (ctx.world().is_main() && !text.empty()) std::cout << text << std::flush;
+  }
+
+  // ------------------------------------------------------------------------------------------- modes
+  void train() {
+    std::vector<std::string> train_files{o.tables[0]}, dev_files(o.tables.begin() + 1, o.tables.end());
+    setup_tokenizer(o.pretrained);
+    training_labels(train_files);
+    if (app.has_label_set())
+      log.info(app.describe_task(), " with ", labels.size(), " label(s): ", labels.list(20));
+    data::Dataset train_set = load_set(train_files, "training");
+    if (!dev_files.empty())
+      dev = load_set(dev_files, "evaluation");
+    else
+      log.warn("no evaluation table (data.tables has one file): the last model is kept, no metrics");
+    make_model(o.pretrained);
+    train::Trainer trainer(ctx, root, *model, app, train_set);
+    auto result = trainer.fit();
+    if (!dev_files.empty()) {
+      if (result.best_step >= 0) model->load(result.model_dir);  // report on the best model, the one saved
+      model->module().eval();
+      auto r = app.evaluate_on(dev);
+      print("best model: step " + std::to_string(result.best_step) + "\n");
+      print(r.text);
+    }
+    print("model saved to " + fs::absolute(result.model_dir).string() + "\n");
+  }
+
+  void evaluate() {
+    std::string dir = saved_model_dir();
+    setup_tokenizer(dir);
+    saved_labels(dir);
+    data::Dataset ds = load_set(o.tables, "evaluation");
+    make_model(dir);
+    model->module().eval();
+    auto r = app.evaluate_on(ds);
+    print(r.text);
+    std::string out = !o.eval_results_file.empty() ? o.eval_results_file
+                      : !o.checkpoint_dir.empty()  ? o.checkpoint_dir + "/eval_results.json"
+                                                   : dir + "/eval_results.json";
+    nlohmann::json j = nlohmann::json::object();
+    std::string line;
+    for (auto& [k, v] : r.metrics) {
+      j[k] = v;
+      line += (line.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    }
+    j["examples"] = ds.size();
+    if (ctx.world().is_main()) {
+      io::write_file_atomic(out, j.dump(2) + "\n");
+      log.info("evaluation on ", ds.size(), " examples: ", line);
+      std::cout << "metrics written to " << out << std::endl;
+    }
+  }
+
+  void save(const std::string& dir) {
+    model->save(dir);
+    tok->save(dir);
+    if (app.has_label_set()) write_label_mapping(dir, labels);
+    io::write_file_atomic(dir + "/train_config.toml", root.to_toml() + "\n");
+    app.save_extra(dir);
+  }
+
+  // ------------------------------------------------------------------------------------------- Predictor
+  void prepare_predict() override {
+    std::string dir = saved_model_dir();
+    setup_tokenizer(dir);
+    saved_labels(dir);
+    make_model(dir);
+    model->module().eval();
+  }
+  std::vector<std::string> input_columns() const override { return app.input_columns(); }
+  std::vector<OutputColumn> output_columns() const override { return app.output_columns(); }
+  void bind_columns(const std::vector<data::Column>& columns) override {
+    app.bind_columns(columns, false, "predict");
+  }
+  std::optional<data::Example> encode(const Row& row, std::string& reason) const override {
+    return app.encode(row, reason, false);
+  }
+  data::Batch collate(const std::vector<const data::Example*>& examples) const override {
+    return data::collate_examples(schema, examples);
+  }
+  TensorMap predict_batch(const data::Batch& batch) override {
+    torch::NoGradGuard no_grad;
+    return model->forward(app.model_inputs(batch));
+  }
+  void postprocess(const TensorMap& outputs, const data::Batch& batch, const std::vector<PredictItem>& items,
+                   const std::vector<std::string>& columns,
+                   std::vector<std::vector<std::string>>& cells) const override {
+    app.postprocess(outputs, batch, items, columns, cells);
+  }
+};
+
+SupervisedApp::SupervisedApp(const ConfigView& root, Context& ctx, std::string app_name)
+    : impl_(std::make_unique<Impl>(*this, root, ctx, std::move(app_name))) {}
+SupervisedApp::~SupervisedApp() = default;
+
+void SupervisedApp::run(Mode mode) {
+  switch (mode) {
+    case Mode::train:
+      return impl_->train();
+    case Mode::evaluate:
+      return impl_->evaluate();
+    case Mode::predict:
+      run_predict(impl_->ctx, *impl_, impl_->root);
+      return;
+    case Mode::serve:
+      throw UsageError("app/" + impl_->name + " does not support --mode serve yet", "--mode",
+                       "use train, evaluate or predict");
+  }
+}
+
+void* SupervisedApp::query_interface(std::string_view id) {
+  if (id == Predictor::kInterfaceId) return static_cast<Predictor*>(impl_.get());
+  return App::query_interface(id);
+}
+
+data::FeatureSchema SupervisedApp::features() const {
+  auto s = data::FeatureSchema::bert_text(tokenizer().vocab().pad_id());
+  s.scalar("labels");
+  return s;
+}
+void SupervisedApp::configure_model(Config&) const {}
+std::vector<std::string> SupervisedApp::labels_in_cell(const std::string& cell) const { return {cell}; }
+std::string SupervisedApp::describe_task() const { return impl_->name; }
+void SupervisedApp::save_extra(const std::string&) const {}
+
+const SupervisedOptions& SupervisedApp::options() const { return impl_->o; }
+const ConfigView& SupervisedApp::root() const { return impl_->root; }
+Context& SupervisedApp::context() { return impl_->ctx; }
+const log::Logger& SupervisedApp::logger() const { return impl_->log; }
+const Labels& SupervisedApp::labels() const { return impl_->labels; }
+
+const text::Tokenizer& SupervisedApp::tokenizer() const {
+  if (!impl_->tok) throw InternalError("SupervisedApp::tokenizer() before a mode set it up");
+  return *impl_->tok;
+}
+
+Model& SupervisedApp::model() {
+  if (!impl_->model) throw InternalError("SupervisedApp::model() before a mode created it");
+  return *impl_->model;
+}
+
+std::unique_ptr<Reader> SupervisedApp::open_reader(const std::vector<std::string>& files) {
+  return impl_->open_reader(files);
+}
+
+std::map<std::string, at::Tensor> SupervisedApp::forward_dataset(const data::Dataset& ds,
+                                                                 const std::vector<std::string>& names) {
+  torch::NoGradGuard no_grad;
+  std::map<std::string, std::vector<at::Tensor>> parts;
+  std::map<std::string, double> scalar_sums;
+  int64_t n = 0;
+  const auto bs = static_cast<size_t>(impl_->o.eval_batch_size);
+  for (size_t start = 0; start < ds.examples.size(); start += bs) {
+    std::vector<int64_t> idx;
+    for (size_t i = start; i < std::min(ds.examples.size(), start + bs); ++i)
+      idx.push_back(static_cast<int64_t>(i));
+    data::Batch b = data::make_batch(ds, idx);
+    TensorMap out = model().forward(model_inputs(b));
+    for (const auto& name : names) {
+      auto it = out.find(name);
+      if (it == out.end()) continue;
+      at::Tensor t = it->second.is_floating_point() ? it->second.to(torch::kFloat) : it->second;
+      if (t.dim() == 0)
+        scalar_sums[name] += t.item<double>() * static_cast<double>(b.size);  // e.g. the loss
+      else
+        parts[name].push_back(t);
+    }
+    n += b.size;
+  }
+  std::map<std::string, at::Tensor> result;
+  for (auto& [name, ts] : parts) result[name] = torch::cat(ts).contiguous();
+  for (auto& [name, s] : scalar_sums)
+    result[name] = torch::tensor(s / static_cast<double>(std::max<int64_t>(1, n)));
+  return result;
+}
+
+std::map<std::string, double> SupervisedApp::evaluate() {
+  if (impl_->dev.size() == 0) return {};
+  return evaluate_on(impl_->dev).metrics;
+}
+
+void SupervisedApp::save_model(const std::string& dir) { impl_->save(dir); }
+
+}  // namespace et::app
