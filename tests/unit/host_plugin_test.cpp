@@ -50,6 +50,50 @@ compiler = "GNU 12"
     CHECK(m.build.torch_minor == 13);
   }
 
+  TEST_CASE("manifest services bring the SDK's keys with their defaults; the component's own entry wins") {
+    auto m = parse_manifest(R"(
+[plugin]
+id = "t.s"
+version = "1.0.0"
+[[provides]]
+kind = "app"
+name = "s"
+services = ["supervised"]
+[provides.config."data.label_name"]
+type = "string"
+default = "tag"
+[[provides]]
+kind = "model"
+name = "m"
+services = ["transformer"]
+)",
+                            "s.so");
+    const auto& app = m.provides[0];
+    auto has = [](const et::host::ComponentDecl& d, const std::string& k) {
+      return std::any_of(d.config.begin(), d.config.end(),
+                         [&](const et::ConfigKeySpec& s) { return s.key == k; });
+    };
+    for (const char* k : {"data.tables", "data.reader", "model.name", "train.epoch_num",
+                          "predict.output_schema", "eval.batch_size"})
+      CHECK_MESSAGE(has(app, k), k);
+    CHECK(app.defaults.view().get_string("data.label_name") == "tag");  // the app's own default
+    CHECK(app.defaults.view().get_int("train.micro_batch_size") == 32);
+    CHECK(app.defaults.view().where("train.micro_batch_size") == "defaults of the supervised service");
+    CHECK(app.services == std::vector<std::string>{"supervised"});
+    CHECK(has(m.provides[1], "hidden_size"));
+    CHECK(m.provides[1].defaults.view().get_int("hidden_size") == 768);
+    try {
+      parse_manifest(
+          "[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"app\"\nname=\"a\"\nservices=[\"serving\"]"
+          "\n",
+          "bad.so");
+      FAIL("expected an error");
+    } catch (const et::PluginError& e) {
+      CHECK(et::test::contains(
+          e.what(), "unknown SDK service 'serving' (known: predictor, supervised, trainer, transformer)"));
+    }
+  }
+
   TEST_CASE("manifest errors are plugin errors naming the file") {
     auto err = [](const std::string& text) {
       try {

@@ -5,8 +5,6 @@
 #include <iomanip>
 #include <sstream>
 
-#include <torch/nn/module.h>
-
 #include "loop.h"
 
 namespace et::train {
@@ -48,10 +46,10 @@ class Evaluation final : public LoopObserver {
     L.last_eval_step = st.global_step;
     L.par.gather_model();
     if (L.is_main()) {
-      L.model.module().eval();
+      L.set_training(false);
       auto t0 = std::chrono::steady_clock::now();
       L.last_metrics = L.task.evaluate();
-      L.model.module().train();
+      L.set_training(true);
       if (!L.last_metrics.empty()) {
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         L.log.info("eval at step ", st.global_step, ": ", fmt_metrics(L.last_metrics), " (", fmt(secs, 3),

@@ -5,7 +5,8 @@
 
 namespace et::train {
 
-GradScaler::GradScaler(double init_scale, double growth_factor, double backoff_factor, int64_t growth_interval)
+GradScaler::GradScaler(double init_scale, double growth_factor, double backoff_factor,
+                       int64_t growth_interval)
     : scale_(init_scale), growth_(growth_factor), backoff_(backoff_factor), interval_(growth_interval) {}
 
 at::Tensor GradScaler::scale(const at::Tensor& loss) const { return loss * scale_; }

@@ -101,6 +101,10 @@ struct Loop {
   bool is_main() const { return world.is_main(); }
   // rank 0 writes the task's model directory into checkpoint_dir.
   void save_model_root(const std::string& why);
+  // The model's train()/eval() mode, and its parameter count (here so the observers need no LibTorch
+  // headers).
+  void set_training(bool on);
+  int64_t module_parameters() const;
 };
 
 // The observers, in the order the loop calls them after each step.

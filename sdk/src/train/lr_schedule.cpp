@@ -8,15 +8,16 @@
 
 namespace et::train {
 
-LrSchedule make_lr_schedule(const std::string& kind, int64_t warmup, int64_t total, double lr_end, double power,
-                            double num_cycles) {
+LrSchedule make_lr_schedule(const std::string& kind, int64_t warmup, int64_t total, double lr_end,
+                            double power, double num_cycles) {
   if (kind != "constant" && kind != "linear" && kind != "polynomial" && kind != "cosine")
     throw ConfigError("unknown lr_schedule '" + kind + "'", "train.lr_schedule",
                       "use constant, linear, polynomial or cosine");
   if (total < 1) throw ConfigError("the run has no optimizer steps (empty training set?)", "train");
   if (warmup < 0 || warmup > total)
-    throw ConfigError("warmup steps " + std::to_string(warmup) + " must be within 0.." + std::to_string(total),
-                      "train.warmup_steps");
+    throw ConfigError(
+        "warmup steps " + std::to_string(warmup) + " must be within 0.." + std::to_string(total),
+        "train.warmup_steps");
   LrSchedule s;
   s.kind = kind;
   s.warmup_steps = warmup;
@@ -28,7 +29,8 @@ LrSchedule make_lr_schedule(const std::string& kind, int64_t warmup, int64_t tot
 }
 
 double LrSchedule::factor(int64_t step, double base_lr) const {
-  if (step < warmup_steps) return static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warmup_steps));
+  if (step < warmup_steps)
+    return static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warmup_steps));
   const double span = static_cast<double>(std::max<int64_t>(1, total_steps - warmup_steps));
   const double progress = static_cast<double>(step - warmup_steps) / span;
   if (kind == "constant") return 1.0;

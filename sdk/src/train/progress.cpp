@@ -24,8 +24,11 @@ std::string Progress::format_duration(double s) {
   if (s < 0 || s > 1e7) return "?";
   auto t = static_cast<int64_t>(s + 0.5);
   char buf[32];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", (long long)(t / 3600), (long long)(t / 60 % 60), (long long)(t % 60));
-  else std::snprintf(buf, sizeof buf, "%lld:%02lld", (long long)(t / 60), (long long)(t % 60));
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", (long long)(t / 3600), (long long)(t / 60 % 60),
+                  (long long)(t % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", (long long)(t / 60), (long long)(t % 60));
   return buf;
 }
 
@@ -43,7 +46,8 @@ void Progress::update(int64_t done, const std::string& extra) {
   double elapsed = t - start_;
   double eta = done > 0 ? elapsed * static_cast<double>(total_ - done) / static_cast<double>(done) : -1;
   std::fprintf(stderr, "\r\033[K%s [%s] %lld/%lld %s<%s %s", label_.c_str(), bar.c_str(), (long long)done,
-               (long long)total_, format_duration(elapsed).c_str(), format_duration(eta).c_str(), extra.c_str());
+               (long long)total_, format_duration(elapsed).c_str(), format_duration(eta).c_str(),
+               extra.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -4,8 +4,6 @@
 #include <iomanip>
 #include <sstream>
 
-#include <torch/nn/module.h>
-
 #include "loop.h"
 
 namespace et::train {
@@ -43,9 +41,7 @@ class TrainLog final : public LoopObserver {
  public:
   void on_begin(Loop& L) override {
     if (L.is_main()) L.reporter.open(L.o.checkpoint_dir, !L.resume_dir.empty(), L.o.tensorboard, L.log);
-    int64_t module_total = 0;
-    for (const auto& p : L.model.module().parameters()) module_total += p.numel();
-    auto [total_params, trainable] = L.par.parameter_counts(module_total);
+    auto [total_params, trainable] = L.par.parameter_counts(L.module_parameters());
     const TrainerOptions& o = L.o;
     L.log.info("model: ", L.model.describe(), "; parameters: ", total_params, " total, ", trainable,
                " trainable");

@@ -62,6 +62,14 @@ void Loop::save_model_root(const std::string& why) {
   log.info(why, ": model saved to ", o.checkpoint_dir);
 }
 
+void Loop::set_training(bool on) { model.module().train(on); }
+
+int64_t Loop::module_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : model.module().parameters()) n += p.numel();
+  return n;
+}
+
 struct Trainer::Impl {
   Loop L;
   std::unique_ptr<OptimizerFactory> factory;
@@ -130,7 +138,7 @@ struct Trainer::Impl {
     L.st.base_lr = L.par.optimizer().lr();
     if (!L.resume_dir.empty()) resume();
     for (auto& obs : observers) obs->on_begin(L);
-    L.model.module().train();
+    L.set_training(true);
   }
 
   void resume() {
