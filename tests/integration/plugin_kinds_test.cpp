@@ -43,25 +43,6 @@ TEST_SUITE("integration.plugin_kinds") {
     CHECK(contains(run.out, "twin model says 202"));
   }
 
-  TEST_CASE("an app and a model of the same name from two plugin files") {
-    const std::string dir = ETHOST_FIXTURE_PLUGINS "/pair";
-    REQUIRE(std::filesystem::exists(dir + "/app_pair.so"));
-    REQUIRE(std::filesystem::exists(dir + "/model_pair.so"));
-    auto list = run_ethost({"--no-default-plugins", "--plugin-dir", dir, "--list"});
-    INFO(list.out);
-    auto app = lines_with(list.out, "app_pair.so"), model = lines_with(list.out, "model_pair.so");
-    REQUIRE(app.size() == 1);
-    REQUIRE(model.size() == 1);
-    CHECK(app[0].rfind("app ", 0) == 0);
-    CHECK(model[0].rfind("model ", 0) == 0);
-    CHECK(contains(app[0], " ok"));
-    CHECK(contains(model[0], " ok"));
-    auto run = run_ethost({"--no-default-plugins", "--plugin-dir", dir, "--app", "pair"});
-    INFO(run.out << run.err);
-    CHECK(run.exit_code == 0);
-    CHECK(contains(run.out, "pair model says 202"));
-  }
-
   TEST_CASE("--list shows the in-tree plugins as kind-qualified files") {
     auto list = run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--list"});
     REQUIRE(list.exit_code == 0);

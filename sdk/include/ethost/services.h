@@ -6,6 +6,7 @@
 //   predictor) transformer  a BERT-family model's keys       (et::nn::hf::read_model_options)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,23 @@ namespace et {
 // The keys of a service (and of the services it implies), or nullptr for an unknown name.
 ET_API const std::vector<ConfigKeySpec>* service_config_specs(const std::string& service);
 ET_API std::vector<std::string> service_names();
+
+// One key of a service's table: type, default (TOML text; empty: required), doc, range, choices, and for
+// type = "component" the kind it selects.
+inline ConfigKeySpec service_key(const char* key, const char* type, const char* default_toml, const char* doc,
+                                 std::optional<double> min = {}, std::optional<double> max = {},
+                                 std::vector<std::string> choices = {}, const char* component_kind = "") {
+  ConfigKeySpec s;
+  s.key = key;
+  s.type = type;
+  s.default_toml = default_toml;
+  s.required = s.default_toml.empty();
+  s.doc = doc;
+  s.min = min;
+  s.max = max;
+  s.choices = std::move(choices);
+  s.component_kind = component_kind;
+  return s;
+}
 
 }  // namespace et

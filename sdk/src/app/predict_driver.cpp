@@ -10,22 +10,12 @@
 #include "ethost/data/dataset.h"
 #include "ethost/error.h"
 #include "ethost/log.h"
+#include "ethost/services.h"
 
 namespace fs = std::filesystem;
 
 namespace et::app {
 namespace {
-
-ConfigKeySpec spec(const char* key, const char* type, const char* def, const char* doc,
-                   std::optional<double> min = {}) {
-  ConfigKeySpec s;
-  s.key = key;
-  s.type = type;
-  s.default_toml = def;
-  s.doc = doc;
-  s.min = min;
-  return s;
-}
 
 // Output cells must not break the TSV: tabs and newlines inside copied columns become spaces.
 std::string tsv_safe(std::string s) {
@@ -51,24 +41,30 @@ std::string json_floats(const float* values, int64_t n) { return join_floats(val
 
 const std::vector<ConfigKeySpec>& predictor_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
-      spec("predict.outputs", "string", "\"\"",
-           "prediction output TSV (default <checkpoint_dir>/predictions.tsv)"),
-      spec("predict.output_schema", "string_list", "[\"predictions\"]",
-           "output columns in order (the app lists its own)"),
-      spec("predict.append_cols", "string_list", "[]", "input columns copied after the output columns"),
-      spec("predict.batch_size", "int", "64", "examples per forward pass when predicting", 1.0),
-      spec("predict.header", "bool", "false", "write a header line with the column names"),
-      spec("predict.chunk_rows", "int", "8192",
-           "rows read, encoded and predicted at a time (inputs are streamed)", 1.0),
+      service_key("predict.outputs", "string", "\"\"",
+                  "prediction output TSV (default <checkpoint_dir>/predictions.tsv)"),
+      service_key("predict.output_schema", "string_list", "[\"predictions\"]",
+                  "output columns in order (the app lists its own)"),
+      service_key("predict.append_cols", "string_list", "[]",
+                  "input columns copied after the output columns"),
+      service_key("predict.batch_size", "int", "64", "examples per forward pass when predicting", 1.0),
+      service_key("predict.header", "bool", "false", "write a header line with the column names"),
+      service_key("predict.chunk_rows", "int", "8192",
+                  "rows read, encoded and predicted at a time (inputs are streamed)", 1.0),
   };
   return specs;
 }
 
+std::vector<std::string> input_tables(const ConfigView& c) {
+  auto tables = c.get_string_list("data.tables");
+  if (tables.empty())
+    throw ConfigError("data.tables is empty", c.where("data.tables"), "give at least one input file");
+  return tables;
+}
+
 PredictOptions PredictOptions::from_config(const ConfigView& c) {
   PredictOptions o;
-  o.tables = c.get_string_list("data.tables");
-  if (o.tables.empty())
-    throw ConfigError("data.tables is empty", c.where("data.tables"), "give at least one input file");
+  o.tables = input_tables(c);
   o.reader = c.get_string("data.reader", "tsv");
   o.outputs = c.get_string("predict.outputs", "");
   if (o.outputs.empty()) {

@@ -13,63 +13,49 @@
 #include "ethost/data/batcher.h"
 #include "ethost/error.h"
 #include "ethost/io/state_dict.h"
+#include "ethost/services.h"
 
 namespace fs = std::filesystem;
 
 namespace et::app {
 
-namespace {
-
-ConfigKeySpec spec(const char* key, const char* type, const char* def, const char* doc,
-                   std::optional<double> min = {}, const char* component_kind = "") {
-  ConfigKeySpec s;
-  s.key = key;
-  s.type = type;
-  s.default_toml = def;
-  s.doc = doc;
-  s.min = min;
-  s.component_kind = component_kind;
-  if (std::string(def).empty()) s.required = true;
-  return s;
-}
-
-}  // namespace
-
 const std::vector<ConfigKeySpec>& supervised_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
-      spec("data.reader", "component", "\"tsv\"", "reader plugin for data.tables (tsv, jsonl)", {}, "reader"),
-      spec(
+      service_key("data.reader", "component", "\"tsv\"", "reader plugin for data.tables (tsv, jsonl)", {}, {},
+                  {}, "reader"),
+      service_key(
           "data.tables", "string_list", "",
           "input files: train mode 'train[,dev]'; evaluate: the labelled files; predict: the files to label"),
-      spec("data.sequence_length", "int", "128",
-           "maximum tokens per example, [CLS]/[SEP] included (longer texts are truncated longest_first)",
-           8.0),
-      spec("data.vocab_file", "string", "\"\"",
-           "vocab.txt for a model trained from scratch (pretrained and saved models bring their own)"),
-      spec("data.do_lower_case", "bool", "true",
-           "lower-case and strip accents (with data.vocab_file; model directories use their "
-           "tokenizer_config.json)"),
-      spec("data.label_name", "string", "\"label\"", "column holding the label"),
-      spec("data.label_enumerate_values", "string_list", "[]",
-           "the labels in id order, or one path to a file with one label per line; empty: discovered from "
-           "the training data (sorted)"),
-      spec("model.name", "component", "\"bert\"", "model plugin", {}, "model"),
-      spec("optimizer.name", "component", "\"adamw\"", "optimizer plugin", {}, "optimizer"),
-      spec("pretrain_model_name_or_path", "string", "\"\"",
-           "HF checkpoint directory to fine-tune from (empty: train from scratch with the [model] sizes and "
-           "data.vocab_file)"),
-      spec("eval.batch_size", "int", "64", "examples per forward pass when evaluating", 1.0),
-      spec("eval.results_file", "string", "\"\"",
-           "where evaluate mode writes its metrics as JSON (default <checkpoint_dir>/eval_results.json)"),
+      service_key(
+          "data.sequence_length", "int", "128",
+          "maximum tokens per example, [CLS]/[SEP] included (longer texts are truncated longest_first)", 8.0),
+      service_key("data.vocab_file", "string", "\"\"",
+                  "vocab.txt for a model trained from scratch (pretrained and saved models bring their own)"),
+      service_key("data.do_lower_case", "bool", "true",
+                  "lower-case and strip accents (with data.vocab_file; model directories use their "
+                  "tokenizer_config.json)"),
+      service_key("data.label_name", "string", "\"label\"", "column holding the label"),
+      service_key(
+          "data.label_enumerate_values", "string_list", "[]",
+          "the labels in id order, or one path to a file with one label per line; empty: discovered from "
+          "the training data (sorted)"),
+      service_key("model.name", "component", "\"bert\"", "model plugin", {}, {}, {}, "model"),
+      service_key("optimizer.name", "component", "\"adamw\"", "optimizer plugin", {}, {}, {}, "optimizer"),
+      service_key(
+          "pretrain_model_name_or_path", "string", "\"\"",
+          "HF checkpoint directory to fine-tune from (empty: train from scratch with the [model] sizes and "
+          "data.vocab_file)"),
+      service_key("eval.batch_size", "int", "64", "examples per forward pass when evaluating", 1.0),
+      service_key(
+          "eval.results_file", "string", "\"\"",
+          "where evaluate mode writes its metrics as JSON (default <checkpoint_dir>/eval_results.json)"),
   };
   return specs;
 }
 
 SupervisedOptions SupervisedOptions::from_config(const ConfigView& c) {
   SupervisedOptions o;
-  o.tables = c.get_string_list("data.tables");
-  if (o.tables.empty())
-    throw ConfigError("data.tables is empty", c.where("data.tables"), "give at least one input file");
+  o.tables = input_tables(c);
   o.reader = c.get_string("data.reader");
   o.sequence_length = c.get_int("data.sequence_length");
   o.vocab_file = c.get_string("data.vocab_file");

@@ -31,13 +31,13 @@ std::vector<std::vector<int64_t>> plan_epoch(const Dataset& ds, const PlanOption
   if (o.shuffle) shuffle(order, rng);
   const size_t bs = static_cast<size_t>(std::max<int64_t>(1, o.batch_size));
   if (o.bucket_by_length) {
+    std::vector<int64_t> len(ds.examples.size());
+    for (size_t i = 0; i < len.size(); ++i) len[i] = ds.schema.length_of(ds.examples[i]);
     const size_t window = bs * 50;
     for (size_t b = 0; b < order.size(); b += window) {
       auto first = order.begin() + static_cast<std::ptrdiff_t>(b);
       auto last = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), b + window));
-      std::stable_sort(first, last, [&](int64_t x, int64_t y) {
-        return ds.schema.length_of(ds.examples[size_t(x)]) < ds.schema.length_of(ds.examples[size_t(y)]);
-      });
+      std::stable_sort(first, last, [&](int64_t x, int64_t y) { return len[size_t(x)] < len[size_t(y)]; });
     }
   }
   std::vector<std::vector<int64_t>> batches;

@@ -36,6 +36,9 @@ struct PredictSummary {
 // column is an et::ConfigError naming the key. Prints "predicted N rows -> FILE" on rank 0.
 ET_API PredictSummary run_predict(Context& ctx, Predictor& predictor, const ConfigView& root);
 
+// data.tables, checked to name at least one file (et::ConfigError otherwise).
+ET_API std::vector<std::string> input_tables(const ConfigView& root);
+
 // The predict.* keys as config specs.
 ET_API const std::vector<ConfigKeySpec>& predictor_config_specs();
 

@@ -7,23 +7,10 @@
 
 #include "ethost/error.h"
 #include "ethost/nn/model_types.h"
+#include "ethost/services.h"
 
 namespace et::nn::hf {
 namespace {
-
-ConfigKeySpec spec(const char* key, const char* type, const char* def, const char* doc,
-                   std::optional<double> min = {}, std::optional<double> max = {},
-                   std::vector<std::string> choices = {}) {
-  ConfigKeySpec s;
-  s.key = key;
-  s.type = type;
-  s.default_toml = def;
-  s.doc = doc;
-  s.min = min;
-  s.max = max;
-  s.choices = std::move(choices);
-  return s;
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -41,58 +28,64 @@ const std::vector<std::string>& standard_heads() {
 
 const std::vector<ConfigKeySpec>& transformer_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
-      spec("model_dir", "string", "\"\"",
-           "HF checkpoint directory (config.json + model.safetensors or pytorch_model.bin); empty: build "
-           "from the sizes below"),
-      spec("heads", "string_list", "[]",
-           "task heads: sequence_classification, token_classification, span, mlm, nsp (empty: encoder + "
-           "pooler only)"),
-      spec("labels", "string_list", "[]",
-           "label names of the classification head (id order); empty: the checkpoint's id2label, else "
-           "num_labels generic labels"),
-      spec("num_labels", "int", "2", "number of labels when `labels` is empty and the checkpoint has none",
-           1.0),
-      spec("problem_type", "string", "\"\"",
-           "loss of the sequence classification head (empty: HF's rule — 1 label regression, int labels CE, "
-           "float labels BCE)",
-           {}, {}, {"", "single_label_classification", "multi_label_classification", "regression"}),
-      spec("strict", "bool", "false", "any missing or unexpected checkpoint tensor is an error"),
-      spec("ignore_mismatched_heads", "bool", "false",
-           "re-initialise task heads whose shapes differ from the checkpoint's (e.g. another number of "
-           "labels) instead of failing"),
-      spec("seed", "int", "42", "seed for initialising weights that do not come from a checkpoint"),
-      spec("fused_kernels", "bool", "true",
-           "use ethost's fused CPU kernels (false: plain ATen ops; both match HF)"),
-      spec("activation_checkpointing", "int", "0",
-           "recompute every k-th encoder layer in backward instead of keeping its activations (0: off, 1: "
-           "every layer)",
-           0.0),
-      spec("output_hidden_states", "bool", "false",
-           "also return hidden_states.<i> (embeddings output and every layer)"),
-      spec("output_attentions", "bool", "false",
-           "also return attentions.<i> (softmax probabilities per layer)"),
-      spec("model_type", "string", "\"bert\"",
-           "from-scratch architecture family: bert, roberta or a type a model plugin registers (a "
-           "checkpoint's config.json decides otherwise)"),
-      spec("vocab_size", "int", "21128", "from scratch: vocabulary size", 1.0),
-      spec("hidden_size", "int", "768", "from scratch: hidden width", 1.0),
-      spec("num_hidden_layers", "int", "12", "from scratch: encoder layers", 1.0),
-      spec("num_attention_heads", "int", "12", "from scratch: attention heads (must divide hidden_size)",
-           1.0),
-      spec("intermediate_size", "int", "3072", "from scratch: MLP width", 1.0),
-      spec("hidden_act", "string", "\"gelu\"", "from scratch: activation", {}, {},
-           {"gelu", "gelu_new", "relu", "silu"}),
-      spec("max_position_embeddings", "int", "512", "from scratch: longest sequence", 1.0),
-      spec("type_vocab_size", "int", "2", "from scratch: token type (segment) vocabulary", 1.0),
-      spec("layer_norm_eps", "float", "1e-12", "from scratch: LayerNorm epsilon"),
-      spec("hidden_dropout_prob", "float", "0.1",
-           "dropout on embeddings and residual branches (overrides the checkpoint's when set in the config)",
-           0.0, 0.99),
-      spec("attention_probs_dropout_prob", "float", "0.1",
-           "dropout on attention probabilities (overrides the checkpoint's when set in the config)", 0.0,
-           0.99),
-      spec("initializer_range", "float", "0.02", "std of the normal initialisation", 0.0),
-      spec("pad_token_id", "int", "0", "from scratch: padding token id", 0.0),
+      service_key(
+          "model_dir", "string", "\"\"",
+          "HF checkpoint directory (config.json + model.safetensors or pytorch_model.bin); empty: build "
+          "from the sizes below"),
+      service_key(
+          "heads", "string_list", "[]",
+          "task heads: sequence_classification, token_classification, span, mlm, nsp (empty: encoder + "
+          "pooler only)"),
+      service_key("labels", "string_list", "[]",
+                  "label names of the classification head (id order); empty: the checkpoint's id2label, else "
+                  "num_labels generic labels"),
+      service_key("num_labels", "int", "2",
+                  "number of labels when `labels` is empty and the checkpoint has none", 1.0),
+      service_key(
+          "problem_type", "string", "\"\"",
+          "loss of the sequence classification head (empty: HF's rule — 1 label regression, int labels CE, "
+          "float labels BCE)",
+          {}, {}, {"", "single_label_classification", "multi_label_classification", "regression"}),
+      service_key("strict", "bool", "false", "any missing or unexpected checkpoint tensor is an error"),
+      service_key(
+          "ignore_mismatched_heads", "bool", "false",
+          "re-initialise task heads whose shapes differ from the checkpoint's (e.g. another number of "
+          "labels) instead of failing"),
+      service_key("seed", "int", "42", "seed for initialising weights that do not come from a checkpoint"),
+      service_key("fused_kernels", "bool", "true",
+                  "use ethost's fused CPU kernels (false: plain ATen ops; both match HF)"),
+      service_key(
+          "activation_checkpointing", "int", "0",
+          "recompute every k-th encoder layer in backward instead of keeping its activations (0: off, 1: "
+          "every layer)",
+          0.0),
+      service_key("output_hidden_states", "bool", "false",
+                  "also return hidden_states.<i> (embeddings output and every layer)"),
+      service_key("output_attentions", "bool", "false",
+                  "also return attentions.<i> (softmax probabilities per layer)"),
+      service_key("model_type", "string", "\"bert\"",
+                  "from-scratch architecture family: bert, roberta or a type a model plugin registers (a "
+                  "checkpoint's config.json decides otherwise)"),
+      service_key("vocab_size", "int", "21128", "from scratch: vocabulary size", 1.0),
+      service_key("hidden_size", "int", "768", "from scratch: hidden width", 1.0),
+      service_key("num_hidden_layers", "int", "12", "from scratch: encoder layers", 1.0),
+      service_key("num_attention_heads", "int", "12",
+                  "from scratch: attention heads (must divide hidden_size)", 1.0),
+      service_key("intermediate_size", "int", "3072", "from scratch: MLP width", 1.0),
+      service_key("hidden_act", "string", "\"gelu\"", "from scratch: activation", {}, {},
+                  {"gelu", "gelu_new", "relu", "silu"}),
+      service_key("max_position_embeddings", "int", "512", "from scratch: longest sequence", 1.0),
+      service_key("type_vocab_size", "int", "2", "from scratch: token type (segment) vocabulary", 1.0),
+      service_key("layer_norm_eps", "float", "1e-12", "from scratch: LayerNorm epsilon"),
+      service_key(
+          "hidden_dropout_prob", "float", "0.1",
+          "dropout on embeddings and residual branches (overrides the checkpoint's when set in the config)",
+          0.0, 0.99),
+      service_key("attention_probs_dropout_prob", "float", "0.1",
+                  "dropout on attention probabilities (overrides the checkpoint's when set in the config)",
+                  0.0, 0.99),
+      service_key("initializer_range", "float", "0.02", "std of the normal initialisation", 0.0),
+      service_key("pad_token_id", "int", "0", "from scratch: padding token id", 0.0),
   };
   return specs;
 }
