@@ -10,15 +10,9 @@
 namespace et::train {
 namespace {
 
-std::string fmt(double v, int prec = 4) {
-  std::ostringstream os;
-  os << std::setprecision(prec) << v;
-  return os.str();
-}
-
 std::string fmt_metrics(const std::map<std::string, double>& m) {
   std::string s;
-  for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + " " + fmt(v);
+  for (auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + " " + fmt_number(v);
   return s;
 }
 
@@ -52,8 +46,8 @@ class Evaluation final : public LoopObserver {
       L.set_training(true);
       if (!L.last_metrics.empty()) {
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        L.log.info("eval at step ", st.global_step, ": ", fmt_metrics(L.last_metrics), " (", fmt(secs, 3),
-                   " s)");
+        L.log.info("eval at step ", st.global_step, ": ", fmt_metrics(L.last_metrics), " (",
+                   fmt_number(secs, 3), " s)");
         L.reporter.eval(st.global_step, L.last_metrics);
         auto it = L.last_metrics.find(L.metric);
         if (it == L.last_metrics.end()) {
@@ -63,7 +57,7 @@ class Evaluation final : public LoopObserver {
           st.best_metric = it->second;
           st.best_step = st.global_step;
           L.best_metrics = L.last_metrics;
-          L.save_model_root("new best " + L.metric + " " + fmt(it->second));
+          L.save_model_root("new best " + L.metric + " " + fmt_number(it->second));
         }
       }
     }

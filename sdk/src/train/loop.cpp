@@ -2,10 +2,18 @@
 #include "loop.h"
 
 #include <filesystem>
+#include <iomanip>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
 namespace et::train {
+
+std::string fmt_number(double v, int prec) {
+  std::ostringstream os;
+  os << std::setprecision(prec) << v;
+  return os.str();
+}
 
 void LossWindows::push(const std::map<std::string, double>& values, int64_t size) {
   for (const auto& [name, v] : values) {

@@ -107,6 +107,9 @@ struct Loop {
   int64_t module_parameters() const;
 };
 
+// A number for the log: `prec` significant digits.
+std::string fmt_number(double v, int prec = 4);
+
 // The observers, in the order the loop calls them after each step.
 std::unique_ptr<LoopObserver> make_train_log();    // progress bar, log lines, train metrics, memory
 std::unique_ptr<LoopObserver> make_evaluation();   // evaluation schedule, best-model selection and saving

@@ -13,12 +13,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-std::string fmt(double v, int prec = 4) {
-  std::ostringstream os;
-  os << std::setprecision(prec) << v;
-  return os.str();
-}
-
 std::string rate(double v) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(v >= 100 ? 0 : 1) << v;
@@ -63,7 +57,7 @@ class TrainLog final : public LoopObserver {
     const int64_t step = L.st.global_step, ws = L.world.world_size;
     const double elapsed = seconds_since(t_log_), loss = L.losses.mean("loss");
     const double sps_now = elapsed > 0 ? static_cast<double>(L.log_samples) * ws / elapsed : 0;
-    L.bar->update(step, "loss " + fmt(loss) + " " + rate(sps_now) + " samples/s");
+    L.bar->update(step, "loss " + fmt_number(loss) + " " + rate(sps_now) + " samples/s");
     if (step % L.o.logging_steps != 0 && step != L.st.total_steps) return;
     const double waited = L.source.wait_seconds() - wait_before_, span = std::max(elapsed, 1e-9);
     wait_before_ = L.source.wait_seconds();
@@ -72,11 +66,11 @@ class TrainLog final : public LoopObserver {
     std::map<std::string, double> values = L.losses.means();
     std::string terms;
     for (const auto& [name, v] : values)
-      if (name != "loss") terms += " | " + name + " " + fmt(v);
+      if (name != "loss") terms += " | " + name + " " + fmt_number(v);
     L.bar->clear();
-    L.log.info("step ", step, "/", L.st.total_steps, " epoch ", ev.epoch + 1, " | loss ", fmt(loss),
-               " (last ", L.losses.count("loss"), ")", terms, " | lr ", fmt(ev.lr, 3), " | ", rate(sps),
-               " samples/s | ", rate(tps), " tokens/s | data wait ", pct(waited / span),
+    L.log.info("step ", step, "/", L.st.total_steps, " epoch ", ev.epoch + 1, " | loss ", fmt_number(loss),
+               " (last ", L.losses.count("loss"), ")", terms, " | lr ", fmt_number(ev.lr, 3), " | ",
+               rate(sps), " samples/s | ", rate(tps), " tokens/s | data wait ", pct(waited / span),
                L.par.comm_summary());
     values["lr"] = ev.lr;
     values["samples_per_sec"] = sps;
@@ -104,7 +98,7 @@ class TrainLog final : public LoopObserver {
     if (!L.par.reports_memory()) return;
     dist::HeldBytes h = L.par.held_bytes();
     auto ratio = [](int64_t a, int64_t b) {
-      return b > 0 ? fmt(static_cast<double>(a) / static_cast<double>(b), 3) : std::string("-");
+      return b > 0 ? fmt_number(static_cast<double>(a) / static_cast<double>(b), 3) : std::string("-");
     };
     L.log.info("memory held by this rank at step ", L.st.global_step, ": optimizer state ",
                mb(h.optimizer_state), " (", ratio(h.optimizer_state, h.unsharded_optimizer_state),
