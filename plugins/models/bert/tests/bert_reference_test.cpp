@@ -18,14 +18,14 @@ using et::test::tensor_from_json;
 
 namespace {
 
-const std::string kTiny = ETHOST_FIXTURES_DIR "/tiny_bert";
+const std::string kTinyBert = ETHOST_FIXTURES_DIR "/tiny_bert";
 
 const nlohmann::json& reference() {
-  static nlohmann::json j = et::test::read_json(kTiny + "/reference.json");
+  static nlohmann::json j = et::test::read_json(kTinyBert + "/reference.json");
   return j;
 }
 const nlohmann::json& debug_reference() {
-  static nlohmann::json j = et::test::read_json(kTiny + "/reference_debug.json");
+  static nlohmann::json j = et::test::read_json(kTinyBert + "/reference_debug.json");
   return j;
 }
 
@@ -50,7 +50,7 @@ et::TensorMap reference_inputs() {
 struct CheckpointDir {
   et::test::TempDir dir{"bertckpt"};
   CheckpointDir(const std::string& weights, const std::string& as_name) {
-    std::filesystem::copy_file(kTiny + "/config.json", dir / "config.json");
+    std::filesystem::copy_file(kTinyBert + "/config.json", dir / "config.json");
     std::filesystem::copy_file(weights, dir / as_name);
   }
 };
@@ -99,7 +99,7 @@ TEST_SUITE("plugin.bert") {
   TEST_CASE("model.safetensors: hidden states, pooler, classification logits and loss match HF") {
     for (bool fused : {true, false}) {
       CAPTURE(fused);
-      auto m = load(kTiny, "[\"sequence_classification\"]", fused);
+      auto m = load(kTinyBert, "[\"sequence_classification\"]", fused);
       check_encoder_and_classifier(*m);
     }
   }
@@ -107,13 +107,13 @@ TEST_SUITE("plugin.bert") {
   TEST_CASE("model.safetensors: MLM logits at masked positions and MLM loss match HF") {
     for (bool fused : {true, false}) {
       CAPTURE(fused);
-      auto m = load(kTiny, "[\"mlm\"]", fused);
+      auto m = load(kTinyBert, "[\"mlm\"]", fused);
       check_mlm(*m);
     }
   }
 
   TEST_CASE("pytorch_model.bin with an OrderedDict top level loads and matches HF") {
-    CheckpointDir ck(kTiny + "/pytorch_model_ordereddict.bin", "pytorch_model.bin");
+    CheckpointDir ck(kTinyBert + "/pytorch_model_ordereddict.bin", "pytorch_model.bin");
     auto cls = load(ck.dir.path(), "[\"sequence_classification\"]");
     check_encoder_and_classifier(*cls);
     auto mlm = load(ck.dir.path(), "[\"mlm\"]");
@@ -121,7 +121,7 @@ TEST_SUITE("plugin.bert") {
   }
 
   TEST_CASE("per-layer hidden states and attention probabilities match HF") {
-    auto m = load(kTiny, "[\"sequence_classification\"]", true, "output_hidden_states = true\noutput_attentions = true\n");
+    auto m = load(kTinyBert, "[\"sequence_classification\"]", true, "output_hidden_states = true\noutput_attentions = true\n");
     auto out = m->forward(reference_inputs());
     auto& d = debug_reference();
     auto hs = tensor_from_json(d["hidden_states"]);
@@ -139,8 +139,8 @@ TEST_SUITE("plugin.bert") {
   TEST_CASE("gradients of the classification and MLM losses match HF (relative 1e-4)") {
     for (bool fused : {true, false}) {
       CAPTURE(fused);
-      auto cls = load(kTiny, "[\"sequence_classification\"]", fused);
-      auto mlm = load(kTiny, "[\"mlm\"]", fused);
+      auto cls = load(kTinyBert, "[\"sequence_classification\"]", fused);
+      auto mlm = load(kTinyBert, "[\"mlm\"]", fused);
       auto in = reference_inputs();
       auto l1 = cls->forward(in)["loss"];
       auto l2 = mlm->forward(in)["mlm_loss"];
