@@ -17,6 +17,7 @@
 
 #include "bench_common.h"
 #include "bench_report.h"
+#include "cpu/blas_backend.h"
 #include "python_worker.h"
 #include "ethost/config.h"
 #include "ethost/error.h"
@@ -687,6 +688,7 @@ int run(const Args& a) {
   std::cout << "ethost-bench: " << mi.cpu_model << ", " << mi.logical_cpus << " logical CPUs, ISA: " << isa << "\n"
             << "threads: " << a.threads << " (at::get_num_threads() = " << at::get_num_threads() << "), LibTorch "
             << TORCH_VERSION << ", load average " << loadavg() << "\n"
+            << "BLAS: " << et::host::cpu::blas_summary() << " (the Python baseline runs with the same environment)\n"
             << "data: batches are pre-built tensors (no reader, tokenizer or trainer in the timed loop: the loop "
                "never waits for data)\n"
             << std::flush;
@@ -743,6 +745,7 @@ int run(const Args& a) {
       {"total_seconds", total},
       {"machine", {{"cpu_model", mi.cpu_model}, {"logical_cpus", mi.logical_cpus}, {"isa", mi.isa}, {"kernel", mi.kernel}}},
       {"threads", a.threads},
+      {"blas", {{"core", et::host::cpu::query_blas().corename}, {"summary", et::host::cpu::blas_summary()}}},
       {"libtorch", TORCH_VERSION},
       {"python", python_info},
       {"options", {{"configs", a.configs}, {"precision", a.precision}, {"quick", a.quick}, {"parity_only", a.parity_only}}},
@@ -761,6 +764,8 @@ int run(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As ethost does: run on the right OpenBLAS core; the Python baseline inherits the choice (its best setting too).
+  et::host::cpu::ensure_blas_core(argv);
   try {
     return run(parse_args(argc, argv));
   } catch (const et::Error& e) {

@@ -2,9 +2,12 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cpu/blas_backend.h"
 #include "ethost/error.h"
 
 int main(int argc, char** argv) {
+  // Before anything uses BLAS: restart on the right OpenBLAS core if OpenBLAS misdetected this CPU.
+  et::host::cpu::ensure_blas_core(argv);
   try {
     return et::host::run_host(argc, argv);
   } catch (const et::Error& e) {

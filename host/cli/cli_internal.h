@@ -15,5 +15,7 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& opts);
 int cmd_version();
 // `ethost tokenize ...` (argv without the subcommand word).
 int cmd_tokenize(int argc, const char* const* argv);
+// `ethost doctor ...`: CPU, BLAS core, threads, oneDNN, GEMM peaks (argv without the subcommand word).
+int cmd_doctor(int argc, const char* const* argv);
 
 }  // namespace et::host

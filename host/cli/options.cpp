@@ -94,6 +94,7 @@ std::string usage_text() {
   os << "Usage: ethost --app <name> [--mode train|evaluate|predict|serve] [--config file.toml] [--set k=v]...\n"
         "       ethost --list [--json] | --describe <kind>/<name> | --version\n"
         "       ethost tokenize --vocab vocab.txt [--pair] [--max_length N] < input\n"
+        "       ethost doctor [--json]   (CPU, BLAS core, threads, GEMM peaks: paste it into bug reports)\n"
      << make_options(o, sets, udp, level, threads);
   return os.str();
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli_internal.h"
+#include "cpu/blas_backend.h"
 #include "config/resolve.h"
 #include "ethost/app.h"
 #include "ethost/app/predict_driver.h"
@@ -110,6 +111,7 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   lg.info("ethost ", ET_VERSION_STRING, ": app ", app.decl->key(), " ", app.decl->version, " mode ", o.mode,
           " (", app.file->path, ")");
   lg.info("threads: LibTorch intra-op ", at::get_num_threads());
+  lg.info("BLAS: ", cpu::blas_summary());
   lg.info("resolved config:\n", cfg.to_toml());
 
   std::signal(SIGINT, on_stop_signal);
