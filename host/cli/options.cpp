@@ -113,6 +113,9 @@ HostOptions parse_options(int argc, const char* const* argv) {
     throw UsageError(e.what(), "command line", "see ethost --help");
   }
   if (vm.count("log-level")) o.log_level = level;
+  if (vm.count("nproc_per_node") && o.launch.nproc_per_node < 1)
+    throw UsageError("--nproc_per_node must be >= 1, got " + std::to_string(o.launch.nproc_per_node), "command line",
+                     "give the number of worker processes per node, or leave the flag out for one process");
   if (vm.count("threads")) {
     if (threads < 0) throw UsageError("--threads must be >= 0", "command line");
     o.threads = threads;

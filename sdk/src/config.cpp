@@ -188,6 +188,7 @@ Config Config::from_view(const ConfigView& view) {
   for_each_leaf(*n->as_table(), "", [&](const std::string& key, const toml::node& v) {
     copy_leaf(*c.data_, key, v, origin_of(d, join_key(view.prefix_, key)));
   });
+  c.data_->base = join_key(d.base, view.prefix_);
   return c;
 }
 
@@ -287,16 +288,19 @@ ConfigView::ConfigView() : data_(std::make_shared<ConfigData>()) {}
 ConfigView::ConfigView(std::shared_ptr<const ConfigData> data, std::string prefix)
     : data_(std::move(data)), prefix_(std::move(prefix)) {}
 
-std::string ConfigView::full_key(const std::string& key) const { return join_key(prefix_, key); }
+// The key as the user wrote it (with the section a cut-out config came from); lookups use join_key(prefix_, key).
+std::string ConfigView::full_key(const std::string& key) const {
+  return join_key(data_ ? data_->base : std::string(), join_key(prefix_, key));
+}
 
-bool ConfigView::has(const std::string& key) const { return find(data_->root, full_key(key)) != nullptr; }
+bool ConfigView::has(const std::string& key) const { return find(data_->root, join_key(prefix_, key)) != nullptr; }
 
 bool ConfigView::is_table(const std::string& key) const {
-  auto* n = find(data_->root, full_key(key));
+  auto* n = find(data_->root, join_key(prefix_, key));
   return n && n->is_table();
 }
 
-ConfigView ConfigView::sub(const std::string& key) const { return ConfigView(data_, full_key(key)); }
+ConfigView ConfigView::sub(const std::string& key) const { return ConfigView(data_, join_key(prefix_, key)); }
 
 std::vector<std::string> ConfigView::keys() const {
   std::vector<std::string> out;
@@ -308,7 +312,7 @@ std::vector<std::string> ConfigView::keys() const {
 }
 
 std::string ConfigView::where(const std::string& key) const {
-  std::string full = full_key(key);
+  std::string full = join_key(prefix_, key);
   auto it = data_->origin.find(full);
   if (it != data_->origin.end()) return it->second;
   return {};
@@ -330,7 +334,7 @@ namespace {
 }
 
 const toml::node& need(const ConfigData& d, const ConfigView& v, const std::string& key) {
-  auto* n = find(d.root, v.full_key(key));
+  auto* n = find(d.root, join_key(v.prefix(), key));
   if (!n) missing(v, key);
   return *n;
 }
@@ -457,12 +461,12 @@ bool ConfigView::get_bool(const std::string& key, bool def) const {
 }
 
 std::string ConfigView::to_toml(const std::string& key) const {
-  auto* n = find(data_->root, full_key(key));
+  auto* n = find(data_->root, join_key(prefix_, key));
   return n ? render(*n) : std::string();
 }
 
 std::string ConfigView::to_json(const std::string& key) const {
-  auto* n = find(data_->root, full_key(key));
+  auto* n = find(data_->root, join_key(prefix_, key));
   return n ? to_json_value(*n).dump() : std::string("null");
 }
 

@@ -12,6 +12,8 @@ namespace et {
 struct ConfigData {
   toml::table root;
   std::map<std::string, std::string> origin;  // dotted leaf key -> "file:line" | "--set" | "defaults of ..."
+  // The section this config was cut from (Config::from_view), e.g. "model": messages name keys in full.
+  std::string base;
 };
 
 namespace cfgdetail {

@@ -164,6 +164,12 @@ TEST_SUITE("integration.host") {
     CHECK(contains(r.err, "unknown --mode 'dance'"));
     r = run_ethost(base({"--app", "hello", "--set", "noequals"}));
     CHECK(r.exit_code == 2);
+    // --nproc_per_node 0 used to run one process silently.
+    for (const char* n : {"0", "-2"}) {
+      r = run_ethost(base({"--nproc_per_node", n, "--app", "hello"}));
+      CHECK(r.exit_code == 2);
+      CHECK(contains(r.err, std::string("--nproc_per_node must be >= 1, got ") + n));
+    }
   }
 
   TEST_CASE("search path: ETHOST_PLUGIN_PATH and <exe dir>/plugins") {

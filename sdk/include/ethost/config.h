@@ -30,7 +30,8 @@ class ET_API ConfigView {
   ConfigView sub(const std::string& key) const;
   // Direct child keys of this table, sorted.
   std::vector<std::string> keys() const;
-  // Full dotted path of a key in this view ("model.hidden_size").
+  // Full dotted path of a key as the user wrote it ("model.hidden_size"), including the section a cut-out config
+  // (Config::from_view) came from. For messages; lookups in this view take keys relative to it.
   std::string full_key(const std::string& key) const;
   const std::string& prefix() const noexcept { return prefix_; }
   // "quickstart.toml:12", "--set", "defaults of app/hello", or "" when unknown.

@@ -191,6 +191,10 @@ struct SupervisedApp::Impl final : public Predictor {
     const std::string src = "app/" + name;
     mc.set_string("model_dir", model_dir, src);
     if (app.has_label_set()) mc.set_string_list("labels", labels.names, src);
+    // Checked against max_position_embeddings when the model is built (a config error naming both keys).
+    const std::string seq_where = root.where("data.sequence_length");
+    mc.set_int("sequence_length", o.sequence_length,
+               "data.sequence_length" + (seq_where.empty() ? std::string() : " (" + seq_where + ")"));
     if (int64_t k = root.get_int("train.activation_checkpointing", 0); k > 0)
       mc.set_int("activation_checkpointing", k, src);
     if (model_dir.empty()) {

@@ -129,7 +129,12 @@ struct Trainer::Impl {
 
   // Resume (weights, optimizer, RNG, counters), the optimizer, and the observers' start.
   void begin() {
-    fs::create_directories(L.o.checkpoint_dir);
+    std::error_code ec;
+    fs::create_directories(L.o.checkpoint_dir, ec);
+    if (ec || !fs::is_directory(L.o.checkpoint_dir))
+      throw ConfigError("cannot use '" + L.o.checkpoint_dir + "' as train.checkpoint_dir: " +
+                            (ec ? ec.message() : std::string("it is not a directory")),
+                        "train.checkpoint_dir", "give a directory path (it is created when missing)");
     if (!L.o.resume_from_checkpoint.empty())
       L.resume_dir = resolve_resume_dir(L.o.resume_from_checkpoint, L.o.checkpoint_dir);
     torch::manual_seed(static_cast<uint64_t>(L.o.seed));

@@ -343,6 +343,32 @@ TEST_SUITE("integration.text_classify") {
     CHECK(r.exit_code == 2);
   }
 
+  TEST_CASE("config mistakes a new user makes are config errors (exit 2) naming the keys") {
+    et::test::TempDir dir("tc_hygiene");
+    auto run = [&](const std::string& cfg, std::vector<std::string> extra) {
+      write_file(dir / "c.toml", cfg);
+      extra.insert(extra.end(), {"--set", "train.max_steps=1"});
+      return et::test::run_ethost(app_args(dir / "c.toml", extra));
+    };
+    std::string base = tiny_config(dir / "out");
+    // Longer inputs than the model has positions: found when the model is built, not in the first forward.
+    auto r = run(base, {"--set", "data.sequence_length=100"});
+    CHECK_MESSAGE(r.exit_code == 2, r.err);
+    CHECK_MESSAGE(contains(r.err, "sequence length 100 exceeds model.max_position_embeddings 64"), r.err);
+    CHECK_MESSAGE(contains(r.err, "data.sequence_length (--set data.sequence_length)"), r.err);
+    CHECK_FALSE(contains(r.err, "initialised"));
+    // The section is named (it used to read "[] section").
+    r = run(base, {"--set", "model.num_attention_heads=3"});
+    CHECK_MESSAGE(r.exit_code == 2, r.err);
+    CHECK_MESSAGE(contains(r.err, "[model] section: hidden_size 32 is not a multiple of num_attention_heads 3"), r.err);
+    // A checkpoint_dir that is an existing file (it used to be "internal error: filesystem error", exit 1).
+    write_file(dir / "a_file", "x");
+    r = run(tiny_config(dir / "a_file"), {});
+    CHECK_MESSAGE(r.exit_code == 2, r.err);
+    CHECK_MESSAGE(contains(r.err, "as train.checkpoint_dir"), r.err);
+    CHECK_FALSE(contains(r.err, "internal error"));
+  }
+
   TEST_CASE("kill -9 during training, resume: final weights equal an uninterrupted run") {
     et::test::TempDir dir("tc_resume");
     auto cfg = [&](const std::string& out) { return tiny_config(out) + ""; };
