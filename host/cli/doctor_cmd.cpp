@@ -1,4 +1,5 @@
-// doctor_cmd.cpp: `ethost doctor` — what this machine runs ethost on (CPU, BLAS core, threads, oneDNN, GEMM peaks).
+// doctor_cmd.cpp: `ethost doctor` — what this machine runs ethost on (CPU, BLAS core, threads, oneDNN, GEMM
+// peaks).
 #include <dlfcn.h>
 #include <link.h>
 #include <torch/torch.h>
@@ -31,17 +32,28 @@ struct DnnlVersion {
 // oneDNN's dnnl_cpu_isa_t values (oneDNN 2.x dnnl_types.h); the raw value is printed too.
 std::string dnnl_isa_name(unsigned v) {
   switch (v) {
-    case 0x1: return "sse41";
-    case 0x3: return "avx";
-    case 0x7: return "avx2";
-    case 0x407: return "avx2_vnni";
-    case 0xf: return "avx512_mic";
-    case 0x1f: return "avx512_mic_4ops";
-    case 0x27: return "avx512_core";
-    case 0x67: return "avx512_core_vnni";
-    case 0xe7: return "avx512_core_bf16";
-    case 0x3e7: return "avx512_core_amx";
-    default: return "unknown";
+    case 0x1:
+      return "sse41";
+    case 0x3:
+      return "avx";
+    case 0x7:
+      return "avx2";
+    case 0x407:
+      return "avx2_vnni";
+    case 0xf:
+      return "avx512_mic";
+    case 0x1f:
+      return "avx512_mic_4ops";
+    case 0x27:
+      return "avx512_core";
+    case 0x67:
+      return "avx512_core_vnni";
+    case 0xe7:
+      return "avx512_core_bf16";
+    case 0x3e7:
+      return "avx512_core_amx";
+    default:
+      return "unknown";
   }
 }
 
@@ -95,7 +107,8 @@ int cmd_doctor(int argc, const char* const* argv) {
   int threads = 0;
   bool json = false, no_gemm = false;
   desc.add_options()("help,h", "this help")("json", po::bool_switch(&json), "print one JSON object")(
-      "threads", po::value<int>(&threads), "intra-op threads (default: as `ethost --app` would use: all cores)")(
+      "threads", po::value<int>(&threads),
+      "intra-op threads (default: as `ethost --app` would use: all cores)")(
       "no-gemm", po::bool_switch(&no_gemm), "skip the GEMM peak measurement");
   po::variables_map vm;
   try {
@@ -110,7 +123,8 @@ int cmd_doctor(int argc, const char* const* argv) {
               << desc;
     return kExitOk;
   }
-  if (threads < 0) throw UsageError("--threads must be >= 0", "ethost doctor --threads", "give a thread count");
+  if (threads < 0)
+    throw UsageError("--threads must be >= 0", "ethost doctor --threads", "give a thread count");
   if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
 
@@ -119,16 +133,17 @@ int cmd_doctor(int argc, const char* const* argv) {
   nlohmann::json j;
   j["ethost"] = ET_VERSION_STRING;
   j["libtorch"] = TORCH_VERSION;
-  j["cpu"] = {{"vendor", cpu.vendor},
-              {"model_name", cpu.model_name},
-              {"family", cpu.family},
-              {"model", cpu.model},
-              {"stepping", cpu.stepping},
-              {"logical_cores", std::thread::hardware_concurrency()},
+  j["cpu"] = {{"vendor", cpu.vendor},          {"model_name", cpu.model_name},
+              {"family", cpu.family},          {"model", cpu.model},
+              {"stepping", cpu.stepping},      {"logical_cores", std::thread::hardware_concurrency()},
               {"features", cpu.feature_list()}};
   const char* user_core = std::getenv("OPENBLAS_CORETYPE");
-  j["blas"] = {{"openblas", blas.openblas},   {"core", blas.corename},     {"config", blas.config},
-               {"threading", blas.threading}, {"library", blas.library},   {"summary", cpu::blas_summary()},
+  j["blas"] = {{"openblas", blas.openblas},
+               {"core", blas.corename},
+               {"config", blas.config},
+               {"threading", blas.threading},
+               {"library", blas.library},
+               {"summary", cpu::blas_summary()},
                {"OPENBLAS_CORETYPE", user_core ? user_core : ""}};
   j["threads"] = {{"openmp_runtime", openmp_runtime()},
                   {"intra_op", at::get_num_threads()},
@@ -138,7 +153,8 @@ int cmd_doctor(int argc, const char* const* argv) {
   if (auto ver = reinterpret_cast<const DnnlVersion* (*)()>(dlsym(RTLD_DEFAULT, "dnnl_version"))) {
     const DnnlVersion* v = ver();
     dnnl["loaded"] = true;
-    dnnl["version"] = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    dnnl["version"] =
+        std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
     if (auto isa = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "dnnl_get_effective_cpu_isa"))) {
       unsigned raw = isa();
       dnnl["isa"] = dnnl_isa_name(raw);
@@ -150,19 +166,24 @@ int cmd_doctor(int argc, const char* const* argv) {
 
   // torch 1.13 runs bf16 at::mm through oneDNN only on AVX-512 (BW/VL/DQ); elsewhere ATen's generic loop.
   std::string bf16_path = cpu.avx512_core() ? (cpu.avx512_bf16 ? "oneDNN, native AVX512-BF16"
-                                                                : "oneDNN, bf16 emulated with AVX-512")
+                                                               : "oneDNN, bf16 emulated with AVX-512")
                                             : "ATen fallback (no AVX-512): bf16 GEMM is slower than fp32";
   j["paths"] = {{"bf16", bf16_path},
                 {"amx", cpu.amx_tile && cpu.amx_bf16 ? "present (oneDNN uses it for bf16/int8)" : "absent"},
-                {"vnni", cpu.avx512_vnni ? "AVX512-VNNI" : cpu.avx_vnni ? "AVX-VNNI" : "absent"}};
+                {"vnni", cpu.avx512_vnni ? "AVX512-VNNI"
+                         : cpu.avx_vnni  ? "AVX-VNNI"
+                                         : "absent"}};
   if (!no_gemm) {
     double fp32 = gemm_peak(at::kFloat, 1024, 1.5);
     // bf16 on the ATen fallback runs at ~1 GFLOP/s: a smaller problem keeps the doctor within seconds.
     double bf16 = gemm_peak(at::kBFloat16, cpu.avx512_core() ? 1024 : 256, 1.5);
-    j["gemm_gflops"] = {{"fp32", fp32}, {"bf16", bf16}, {"fp32_shape", "1024x1024x1024"},
+    j["gemm_gflops"] = {{"fp32", fp32},
+                        {"bf16", bf16},
+                        {"fp32_shape", "1024x1024x1024"},
                         {"bf16_shape", cpu.avx512_core() ? "1024x1024x1024" : "256x256x256"}};
   }
-  // NCCL comes only with a CUDA build of LibTorch (sdk/src/dist/process_group.cpp refuses backend nccl otherwise).
+  // NCCL comes only with a CUDA build of LibTorch (sdk/src/dist/process_group.cpp refuses backend nccl
+  // otherwise).
   j["cuda"] = {{"libtorch_cuda", at::hasCUDA()}, {"nccl", at::hasCUDA()}};
 
   if (json) {
@@ -178,8 +199,8 @@ int cmd_doctor(int argc, const char* const* argv) {
   if (!blas.library.empty()) std::cout << "          " << blas.library << "\n";
   if (!blas.config.empty()) std::cout << "          " << blas.config << "\n";
   std::cout << "OpenMP:   " << openmp_runtime() << "\n"
-            << "threads:  intra-op " << at::get_num_threads() << ", inter-op " << at::get_num_interop_threads()
-            << "\n";
+            << "threads:  intra-op " << at::get_num_threads() << ", inter-op "
+            << at::get_num_interop_threads() << "\n";
   if (dnnl["loaded"].get<bool>())
     std::cout << "oneDNN:   " << dnnl["version"].get<std::string>() << ", ISA "
               << dnnl.value("isa", std::string("unknown")) << "\n";
@@ -190,8 +211,8 @@ int cmd_doctor(int argc, const char* const* argv) {
             << "VNNI:     " << j["paths"]["vnni"].get<std::string>() << "\n";
   if (j.contains("gemm_gflops"))
     std::cout << "GEMM:     fp32 " << fmt1(j["gemm_gflops"]["fp32"]) << " GFLOP/s (1024^3), bf16 "
-              << fmt1(j["gemm_gflops"]["bf16"]) << " GFLOP/s (" << j["gemm_gflops"]["bf16_shape"].get<std::string>()
-              << "), " << threads << " threads\n";
+              << fmt1(j["gemm_gflops"]["bf16"]) << " GFLOP/s ("
+              << j["gemm_gflops"]["bf16_shape"].get<std::string>() << "), " << threads << " threads\n";
   std::cout << "CUDA:     " << (at::hasCUDA() ? "available" : "not in this LibTorch build (CPU only)")
             << "; NCCL " << (at::hasCUDA() ? "with it" : "unavailable (distributed.backend = gloo)") << "\n";
   return kExitOk;

@@ -59,7 +59,8 @@ BlasInfo query_blas() {
   }
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(corename), &info) && info.dli_fname) {
-    char* real = realpath(info.dli_fname, nullptr);  // libopenblas.so.0 is a link to the openmp/pthread variant
+    char* real =
+        realpath(info.dli_fname, nullptr);  // libopenblas.so.0 is a link to the openmp/pthread variant
     b.library = real ? real : info.dli_fname;
     std::free(real);
   }
@@ -69,18 +70,18 @@ BlasInfo query_blas() {
 int core_isa_level(const std::string& core) {
   // OpenBLAS's DYNAMIC_ARCH x86-64 core names (driver/others/dynamic.c), lower-cased, by the kernels' ISA.
   static const std::map<std::string, int> levels = {
-      {"katmai", 0},     {"coppermine", 0},  {"northwood", 0},   {"prescott", 0},  {"banias", 0},
-      {"atom", 0},       {"core2", 0},       {"penryn", 0},      {"dunnington", 0}, {"nehalem", 0},
-      {"opteron", 0},    {"opteron_sse3", 0}, {"barcelona", 0},  {"bobcat", 0},    {"nano", 0},
-      {"sandybridge", 1}, {"bulldozer", 1},  {"piledriver", 1},  {"steamroller", 1}, {"excavator", 1},
-      {"haswell", 2},    {"zen", 2},
-      {"skylakex", 3},   {"cooperlake", 3},  {"sapphirerapids", 3},
+      {"katmai", 0},      {"coppermine", 0},   {"northwood", 0},  {"prescott", 0},    {"banias", 0},
+      {"atom", 0},        {"core2", 0},        {"penryn", 0},     {"dunnington", 0},  {"nehalem", 0},
+      {"opteron", 0},     {"opteron_sse3", 0}, {"barcelona", 0},  {"bobcat", 0},      {"nano", 0},
+      {"sandybridge", 1}, {"bulldozer", 1},    {"piledriver", 1}, {"steamroller", 1}, {"excavator", 1},
+      {"haswell", 2},     {"zen", 2},          {"skylakex", 3},   {"cooperlake", 3},  {"sapphirerapids", 3},
   };
   auto it = levels.find(lower(core));
   return it == levels.end() ? -1 : it->second;
 }
 
-BlasChoice choose_blas_core(const CpuInfo& cpu, const BlasInfo& blas, const std::optional<std::string>& user_coretype) {
+BlasChoice choose_blas_core(const CpuInfo& cpu, const BlasInfo& blas,
+                            const std::optional<std::string>& user_coretype) {
   BlasChoice c;
   if (!blas.openblas) {
     c.action = BlasChoice::Action::not_openblas;
@@ -98,13 +99,16 @@ BlasChoice choose_blas_core(const CpuInfo& cpu, const BlasInfo& blas, const std:
   // OpenBLAS's deliberate choice, and a name we do not know is left alone.
   if (have < 0 || have > 1 || cpu_level < 2) return c;
   c.action = BlasChoice::Action::correct;
-  if (cpu_level == 3) c.core = cpu.avx512_bf16 ? "CooperLake" : "SkylakeX";
-  else c.core = cpu.is_amd() ? "Zen" : "Haswell";
+  if (cpu_level == 3)
+    c.core = cpu.avx512_bf16 ? "CooperLake" : "SkylakeX";
+  else
+    c.core = cpu.is_amd() ? "Zen" : "Haswell";
   c.reason = "detected " + blas.corename + " on an " + cpu_class(cpu) + " CPU";
   return c;
 }
 
-BlasEnvPlan plan_blas_env(const CpuInfo& cpu, const BlasInfo& blas, const std::optional<std::string>& user_coretype,
+BlasEnvPlan plan_blas_env(const CpuInfo& cpu, const BlasInfo& blas,
+                          const std::optional<std::string>& user_coretype,
                           const std::optional<std::string>& corrected_marker,
                           const std::optional<std::string>& autocorrect) {
   BlasEnvPlan p;
@@ -128,8 +132,8 @@ BlasEnvPlan plan_blas_env(const CpuInfo& cpu, const BlasInfo& blas, const std::o
 }
 
 void ensure_blas_core(char** argv) {
-  BlasEnvPlan p = plan_blas_env(detect_cpu(), query_blas(), env("OPENBLAS_CORETYPE"), env("ETHOST_BLAS_CORRECTED"),
-                                env("ETHOST_BLAS_AUTOCORRECT"));
+  BlasEnvPlan p = plan_blas_env(detect_cpu(), query_blas(), env("OPENBLAS_CORETYPE"),
+                                env("ETHOST_BLAS_CORRECTED"), env("ETHOST_BLAS_AUTOCORRECT"));
   if (!p.reexec) return;
   setenv("OPENBLAS_CORETYPE", p.coretype.c_str(), 1);
   setenv("ETHOST_BLAS_CORRECTED", p.corrected.c_str(), 1);
@@ -145,7 +149,8 @@ void ensure_blas_core(char** argv) {
 
 std::string blas_summary(const BlasInfo& blas, const std::optional<std::string>& user_coretype,
                          const std::optional<std::string>& corrected_marker, const CpuInfo& cpu) {
-  if (!blas.openblas) return "not OpenBLAS (no openblas_get_corename in the process): core choice not applicable";
+  if (!blas.openblas)
+    return "not OpenBLAS (no openblas_get_corename in the process): core choice not applicable";
   std::string s = "OpenBLAS";
   if (!blas.version().empty()) s += " " + blas.version();
   if (!blas.threading.empty()) s += " " + blas.threading;

@@ -73,8 +73,8 @@ CpuInfo detect_cpu() {
   c.stepping = a & 0xf;
   bool osxsave = cx & (1u << 27);
   uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-  bool os_ymm = (xcr0 & 0x6) == 0x6;       // SSE + AVX state
-  bool os_zmm = (xcr0 & 0xe6) == 0xe6;     // + opmask, ZMM_Hi256, Hi16_ZMM
+  bool os_ymm = (xcr0 & 0x6) == 0x6;           // SSE + AVX state
+  bool os_zmm = (xcr0 & 0xe6) == 0xe6;         // + opmask, ZMM_Hi256, Hi16_ZMM
   bool os_tile = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
   c.sse42 = cx & (1u << 20);
   c.avx = os_ymm && (cx & (1u << 28));

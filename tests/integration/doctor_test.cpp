@@ -60,8 +60,8 @@ TEST_SUITE("integration.doctor") {
   TEST_CASE("the text form names every part a bug report needs") {
     auto r = run_ethost({"doctor", "--no-gemm"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    for (const char* part : {"CPU:", "features:", "BLAS:", "OpenMP:", "threads:", "oneDNN:", "bf16:", "AMX:",
-                             "VNNI:", "CUDA:"})
+    for (const char* part :
+         {"CPU:", "features:", "BLAS:", "OpenMP:", "threads:", "oneDNN:", "bf16:", "AMX:", "VNNI:", "CUDA:"})
       CHECK_MESSAGE(contains(r.out, part), part, " missing from:\n", r.out);
     // A run logs the same BLAS line once, before its config.
     auto run = run_ethost({"--app", "hello"});

@@ -1,5 +1,5 @@
-// cpu_backend_test.cpp: the OpenBLAS core choice and its re-exec plan, from fake CPUs, BLAS reports and environments
-// (nothing here sets OPENBLAS_CORETYPE for a real process).
+// cpu_backend_test.cpp: the OpenBLAS core choice and its re-exec plan, from fake CPUs, BLAS reports and
+// environments (nothing here sets OPENBLAS_CORETYPE for a real process).
 #include <doctest/doctest.h>
 
 #include "cpu/blas_backend.h"
@@ -102,17 +102,17 @@ TEST_SUITE("unit.cpu_backend") {
     CHECK(p.reexec);
     CHECK(p.coretype == "SkylakeX");
     CHECK(p.corrected == "Prescott");
-    // The re-executed image sees the marker (and our OPENBLAS_CORETYPE): nothing more to do, even if the library
-    // still reports a generic core.
-    p = plan_blas_env(intel_avx512(false), openblas("Prescott"), std::string("SkylakeX"), std::string("Prescott"),
-                      unset);
+    // The re-executed image sees the marker (and our OPENBLAS_CORETYPE): nothing more to do, even if the
+    // library still reports a generic core.
+    p = plan_blas_env(intel_avx512(false), openblas("Prescott"), std::string("SkylakeX"),
+                      std::string("Prescott"), unset);
     CHECK_FALSE(p.reexec);
-    p = plan_blas_env(intel_avx512(false), openblas("SkylakeX"), std::string("SkylakeX"), std::string("Prescott"),
-                      unset);
+    p = plan_blas_env(intel_avx512(false), openblas("SkylakeX"), std::string("SkylakeX"),
+                      std::string("Prescott"), unset);
     CHECK_FALSE(p.reexec);
     // CooperLake refused by this OpenBLAS (it falls back to Haswell): one more restart, on SkylakeX.
-    p = plan_blas_env(intel_avx512(true), openblas("Haswell"), std::string("CooperLake"), std::string("Prescott"),
-                      unset);
+    p = plan_blas_env(intel_avx512(true), openblas("Haswell"), std::string("CooperLake"),
+                      std::string("Prescott"), unset);
     CHECK(p.reexec);
     CHECK(p.coretype == "SkylakeX");
     CHECK(p.corrected == "Prescott");

@@ -1,6 +1,10 @@
 // text_classify_test.cpp: app/text_classify end to end through the ethost binary — training makes progress,
 // metrics against hand-computed values, predict output shape, HF reference logits, bad input,
 // kill-and-resume, graceful SIGINT/SIGTERM, and the observability files.
+// Keep this order: tensor_json.h brings LibTorch's logging header, which defines glog's CHECK and CHECK_EQ; doctest
+// must come after it so that its definitions win (doctest first: a failing CHECK aborted, nothing was counted).
+#include "tensor_json.h"
+
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,7 +17,6 @@
 #include <thread>
 
 #include "process.h"
-#include "tensor_json.h"
 #include "test_paths.h"
 
 namespace fs = std::filesystem;
