@@ -1,6 +1,6 @@
 // bert_bench.cpp: ethost-bench — BERT training and inference speed of model/bert + optimizer/adamw (loaded as
-// plugins, fused kernels on and off) against a plain PyTorch eager BERT (bench/baseline/bert_eager.py) measured in
-// the same run, on the same weights, inputs and thread count, after a logits parity check.
+// plugins, fused kernels on and off) against a plain PyTorch eager BERT (bench/baseline/bert_eager.py)
+// measured in the same run, on the same weights, inputs and thread count, after a logits parity check.
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -18,7 +18,6 @@
 #include "bench_common.h"
 #include "bench_report.h"
 #include "cpu/blas_backend.h"
-#include "python_worker.h"
 #include "ethost/config.h"
 #include "ethost/error.h"
 #include "ethost/io/safetensors.h"
@@ -27,6 +26,7 @@
 #include "plugin/host_context.h"
 #include "plugin/loader.h"
 #include "plugin/plugin_index.h"
+#include "python_worker.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -96,19 +96,32 @@ Args parse_args(int argc, char** argv) {
       a.precision = value();
       if (a.precision != "fp32" && a.precision != "bf16" && a.precision != "both")
         throw et::UsageError("--precision must be fp32, bf16 or both", "command line", kUsage);
-    } else if (k == "--iters") a.iters = std::max(1, number());
-    else if (k == "--warmup") a.warmup = std::max(0, number());
-    else if (k == "--latency-runs") a.latency_runs = std::max(1, number());
-    else if (k == "--threads") a.threads = std::max(1, number());
-    else if (k == "--bf16-budget") a.bf16_budget = std::stod(value());
-    else if (k == "--json") a.json_out = value();
-    else if (k == "--python") a.python = value();
-    else if (k == "--baseline") a.baseline = value();
-    else if (k == "--keep") a.keep = value();
-    else if (k == "--profile") a.profile = value();
-    else if (k == "--quick") a.quick = true;
-    else if (k == "--parity-only") a.parity_only = true;
-    else if (k == "--no-python") a.no_python = true;
+    } else if (k == "--iters")
+      a.iters = std::max(1, number());
+    else if (k == "--warmup")
+      a.warmup = std::max(0, number());
+    else if (k == "--latency-runs")
+      a.latency_runs = std::max(1, number());
+    else if (k == "--threads")
+      a.threads = std::max(1, number());
+    else if (k == "--bf16-budget")
+      a.bf16_budget = std::stod(value());
+    else if (k == "--json")
+      a.json_out = value();
+    else if (k == "--python")
+      a.python = value();
+    else if (k == "--baseline")
+      a.baseline = value();
+    else if (k == "--keep")
+      a.keep = value();
+    else if (k == "--profile")
+      a.profile = value();
+    else if (k == "--quick")
+      a.quick = true;
+    else if (k == "--parity-only")
+      a.parity_only = true;
+    else if (k == "--no-python")
+      a.no_python = true;
     else if (k == "--help" || k == "-h") {
       std::cout << kUsage;
       std::exit(0);
@@ -117,8 +130,10 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.quick) a.configs = {"tiny"};
   for (auto& c : a.configs)
-    if (c != "tiny" && c != "base") throw et::UsageError("unknown config '" + c + "' (tiny, base)", "--configs", kUsage);
-  if (a.parity_only && a.no_python) throw et::UsageError("--parity-only needs Python", "command line", kUsage);
+    if (c != "tiny" && c != "base")
+      throw et::UsageError("unknown config '" + c + "' (tiny, base)", "--configs", kUsage);
+  if (a.parity_only && a.no_python)
+    throw et::UsageError("--parity-only needs Python", "command line", kUsage);
   return a;
 }
 
@@ -165,8 +180,9 @@ struct Host {
 };
 
 std::string model_toml(const std::string& dir, bool fused, bool no_dropout = false) {
-  std::string t = "model_dir = \"" + dir + "\"\nheads = [\"sequence_classification\"]\nfused_kernels = " +
-                  (fused ? "true" : "false") + "\n";
+  std::string t = "model_dir = \"" + dir +
+                  "\"\nheads = [\"sequence_classification\"]\nfused_kernels = " + (fused ? "true" : "false") +
+                  "\n";
   if (no_dropout) t += "hidden_dropout_prob = 0.0\nattention_probs_dropout_prob = 0.0\n";
   return t;
 }
@@ -176,7 +192,8 @@ struct Optim {
   std::unique_ptr<et::Optimizer> opt;
 };
 
-// optimizer/adamw with its defaults (fused update on or off, like the model's kernels) over every trainable parameter, named as the trainer names them.
+// optimizer/adamw with its defaults (fused update on or off, like the model's kernels) over every trainable
+// parameter, named as the trainer names them.
 Optim make_optimizer(Host& h, et::Model& m, bool fused) {
   Optim o;
   o.factory = h.ctx->create<et::OptimizerFactory>(
@@ -194,13 +211,17 @@ Optim make_optimizer(Host& h, et::Model& m, bool fused) {
 json optimizer_hparams(Host& h) {
   auto c = h.section("optimizer", "adamw", "");
   auto v = c.view();
-  return {{"learning_rate", v.get_double("learning_rate")}, {"weight_decay", v.get_double("weight_decay")},
-          {"beta1", v.get_double("beta1")},                 {"beta2", v.get_double("beta2")},
-          {"eps", v.get_double("eps")},                     {"no_decay", v.get_string_list("no_decay")}};
+  return {{"learning_rate", v.get_double("learning_rate")},
+          {"weight_decay", v.get_double("weight_decay")},
+          {"beta1", v.get_double("beta1")},
+          {"beta2", v.get_double("beta2")},
+          {"eps", v.get_double("eps")},
+          {"no_decay", v.get_string_list("no_decay")}};
 }
 
 et::TensorMap as_inputs(const Batch& b, bool labels) {
-  et::TensorMap m{{"input_ids", b.input_ids}, {"attention_mask", b.attention_mask}, {"token_type_ids", b.token_type_ids}};
+  et::TensorMap m{
+      {"input_ids", b.input_ids}, {"attention_mask", b.attention_mask}, {"token_type_ids", b.token_type_ids}};
   if (labels) m["labels"] = b.labels;
   return m;
 }
@@ -261,10 +282,10 @@ void write_inputs(const Inputs& in, const std::string& path) {
   et::io::write_safetensors(path, sd);
 }
 
-// One implementation of ethost (fused on or off): training, inference and latency, each on a fresh model loaded
-// from the saved weights. Iterations with iters == 0 are skipped.
-ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::string& dir, bool fused, bool bf16,
-                          Iters train, Iters infer, Iters latency) {
+// One implementation of ethost (fused on or off): training, inference and latency, each on a fresh model
+// loaded from the saved weights. Iterations with iters == 0 are skipped.
+ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::string& dir, bool fused,
+                          bool bf16, Iters train, Iters infer, Iters latency) {
   ImplResult r;
   r.impl = fused ? "ethost_fused" : "ethost_aten";
   if (train.iters > 0) {
@@ -274,13 +295,14 @@ ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::s
     std::vector<et::TensorMap> batches;
     for (const auto& b : in.train) batches.push_back(as_inputs(b, true));
     size_t i = 0;
-    r.train = timed([&] { train_step(*m, *o.opt, batches[i++ % batches.size()], bf16); }, train, s.train_batch);
+    r.train =
+        timed([&] { train_step(*m, *o.opt, batches[i++ % batches.size()], bf16); }, train, s.train_batch);
   }
   if (infer.iters > 0 || latency.iters > 0) {
     auto m = h.model(model_toml(dir, fused));
     m->module().eval();
-    for (auto [series, it, b, batch] :
-         {std::make_tuple(&r.infer, infer, &in.infer, s.infer_batch), std::make_tuple(&r.latency, latency, &in.latency, int64_t{1})}) {
+    for (auto [series, it, b, batch] : {std::make_tuple(&r.infer, infer, &in.infer, s.infer_batch),
+                                        std::make_tuple(&r.latency, latency, &in.latency, int64_t{1})}) {
       if (it.iters == 0) continue;
       auto inputs = as_inputs(*b, false);
       *series = timed(
@@ -295,8 +317,9 @@ ImplResult measure_ethost(Host& h, const Spec& s, const Inputs& in, const std::s
   return r;
 }
 
-// --profile: an operator trace of 3 fused training steps (after 2 warm-up steps), and a table of each operator's
-// self time (its duration minus that of the operators it called), summed over the 3 steps, largest first.
+// --profile: an operator trace of 3 fused training steps (after 2 warm-up steps), and a table of each
+// operator's self time (its duration minus that of the operators it called), summed over the 3 steps, largest
+// first.
 void profile_training(Host& h, const Spec& s, const Inputs& in, const std::string& dir, bool bf16,
                       const std::string& trace) {
   auto m = h.model(model_toml(dir, true));
@@ -323,7 +346,8 @@ void profile_training(Host& h, const Spec& s, const Inputs& in, const std::strin
   std::vector<Ev> ev;
   for (const auto& e : events)
     if (e.value("ph", "") == "X")
-      ev.push_back({e.value("ts", 0.0), e.value("dur", 0.0), e.value("name", ""), e.value("tid", int64_t{0})});
+      ev.push_back(
+          {e.value("ts", 0.0), e.value("dur", 0.0), e.value("name", ""), e.value("tid", int64_t{0})});
   std::sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) {
     return a.tid != b.tid ? a.tid < b.tid : a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
   });
@@ -332,11 +356,13 @@ void profile_training(Host& h, const Spec& s, const Inputs& in, const std::strin
   std::vector<double> child(ev.size(), 0.0);
   double total = 0.0;
   for (size_t i = 0; i < ev.size(); ++i) {
-    while (!stack.empty() && (ev[stack.back()].tid != ev[i].tid ||
-                              ev[stack.back()].ts + ev[stack.back()].dur <= ev[i].ts))
+    while (!stack.empty() &&
+           (ev[stack.back()].tid != ev[i].tid || ev[stack.back()].ts + ev[stack.back()].dur <= ev[i].ts))
       stack.pop_back();
-    if (stack.empty()) total += ev[i].dur;
-    else child[stack.back()] += ev[i].dur;
+    if (stack.empty())
+      total += ev[i].dur;
+    else
+      child[stack.back()] += ev[i].dur;
     stack.push_back(i);
   }
   for (size_t i = 0; i < ev.size(); ++i) {
@@ -345,19 +371,21 @@ void profile_training(Host& h, const Spec& s, const Inputs& in, const std::strin
     e.second += 1;
   }
   std::vector<std::pair<std::string, std::pair<double, int>>> rows(self.begin(), self.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  std::cout << "profile (" << s.name << ", 3 fused training steps, trace " << trace << "): operator self time\n";
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << "profile (" << s.name << ", 3 fused training steps, trace " << trace
+            << "): operator self time\n";
   for (size_t i = 0; i < rows.size() && i < 30; ++i)
-    std::cout << "  " << std::left << std::setw(48) << rows[i].first << std::right << std::setw(10) << std::fixed
-              << std::setprecision(1) << rows[i].second.first / 3000.0 << " ms/step " << std::setw(6)
-              << std::setprecision(1) << 100.0 * rows[i].second.first / std::max(total, 1.0) << "% "
-              << std::setw(6) << rows[i].second.second / 3 << " calls/step\n";
+    std::cout << "  " << std::left << std::setw(48) << rows[i].first << std::right << std::setw(10)
+              << std::fixed << std::setprecision(1) << rows[i].second.first / 3000.0 << " ms/step "
+              << std::setw(6) << std::setprecision(1) << 100.0 * rows[i].second.first / std::max(total, 1.0)
+              << "% " << std::setw(6) << rows[i].second.second / 3 << " calls/step\n";
   std::cout << "  total (top-level operators) " << std::setprecision(1) << total / 3000.0 << " ms/step\n";
 }
 
-// Both ethost implementations — and the Python baseline when py is given — at once, iterations alternating, so
-// that the machine's drift during the run hits all alike: their ratios are then much less noisy than those of
-// separate blocks. Python times its own iterations (not the pipe round trip).
+// Both ethost implementations — and the Python baseline when py is given — at once, iterations alternating,
+// so that the machine's drift during the run hits all alike: their ratios are then much less noisy than those
+// of separate blocks. Python times its own iterations (not the pipe round trip).
 std::vector<ImplResult> measure_interleaved(Host& h, const Spec& s, const Inputs& in, const std::string& dir,
                                             bool bf16, Iters train, Iters infer, Iters latency,
                                             et::bench::PythonWorker* py) {
@@ -429,14 +457,15 @@ std::vector<ImplResult> measure_interleaved(Host& h, const Spec& s, const Inputs
         m.forward(inputs);
       };
       const bool is_latency = std::string(kind) == "latency";
-      alternate([&] { fwd(*m0); }, [&] { fwd(*m1); }, it, batch, is_latency ? &ImplResult::latency : &ImplResult::infer,
-                is_latency);
+      alternate([&] { fwd(*m0); }, [&] { fwd(*m1); }, it, batch,
+                is_latency ? &ImplResult::latency : &ImplResult::infer, is_latency);
     }
   }
   return r;
 }
 
-// Parity: eval logits (dropout model in eval mode) and, with dropout 0, the loss before and after one AdamW step.
+// Parity: eval logits (dropout model in eval mode) and, with dropout 0, the loss before and after one AdamW
+// step.
 struct CppParity {
   at::Tensor logits;
   std::vector<double> losses;
@@ -485,7 +514,8 @@ struct RunPlan {
   Iters train, infer, latency;
 };
 
-ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peaks, const fs::path& tmp, json& python_info) {
+ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peaks, const fs::path& tmp,
+                        json& python_info) {
   const auto t_start = clock_type::now();
   ConfigResult c;
   c.name = s.name;
@@ -498,12 +528,13 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
   const std::string model_dir = (dir / "model").string();
   fs::create_directories(model_dir);
   {
-    // Fresh weights (seed 42) written as an HF checkpoint; every model below, C++ and Python, loads this file.
+    // Fresh weights (seed 42) written as an HF checkpoint; every model below, C++ and Python, loads this
+    // file.
     std::ostringstream t;
-    t << "heads = [\"sequence_classification\"]\nnum_labels = " << s.shape.labels << "\nvocab_size = " << s.shape.vocab
-      << "\nhidden_size = " << s.shape.hidden << "\nnum_hidden_layers = " << s.shape.layers
-      << "\nnum_attention_heads = " << s.shape.heads << "\nintermediate_size = " << s.shape.intermediate
-      << "\nseed = 42\n";
+    t << "heads = [\"sequence_classification\"]\nnum_labels = " << s.shape.labels
+      << "\nvocab_size = " << s.shape.vocab << "\nhidden_size = " << s.shape.hidden
+      << "\nnum_hidden_layers = " << s.shape.layers << "\nnum_attention_heads = " << s.shape.heads
+      << "\nintermediate_size = " << s.shape.intermediate << "\nseed = 42\n";
     h.model(t.str())->save(model_dir);
   }
   const Inputs in = make_inputs(s);
@@ -512,8 +543,9 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
   std::cout << "\n== " << s.name << ": " << s.shape.layers << " layers, hidden " << s.shape.hidden << ", "
             << s.shape.heads << " heads, intermediate " << s.shape.intermediate << ", vocab " << s.shape.vocab
             << ", seq " << s.seq << ", " << std::fixed << std::setprecision(1)
-            << static_cast<double>(parameter_count(s.shape)) / 1e6 << "M parameters; train batch " << s.train_batch
-            << ", inference batch " << s.infer_batch << " (load average " << c.loadavg_start << ")\n"
+            << static_cast<double>(parameter_count(s.shape)) / 1e6 << "M parameters; train batch "
+            << s.train_batch << ", inference batch " << s.infer_batch << " (load average " << c.loadavg_start
+            << ")\n"
             << std::flush;
 
   // C++ parity side (fp32).
@@ -532,12 +564,9 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
     profile_training(h, s, in, model_dir, a.precision == "bf16", a.profile);
   // The Python baseline's job (model, inputs, threads, optimizer); a worker process runs its iterations
   // interleaved with ethost's, the one-shot run below does the parity check and any non-interleaved plan.
-  json job = {{"model_dir", model_dir},
-              {"inputs", inputs_path},
-              {"threads", a.threads},
-              {"optimizer", optimizer_hparams(h)},
-              {"parity", true},
-              {"out", (dir / "python_result.json").string()}};
+  json job = {{"model_dir", model_dir}, {"inputs", inputs_path},
+              {"threads", a.threads},   {"optimizer", optimizer_hparams(h)},
+              {"parity", true},         {"out", (dir / "python_result.json").string()}};
   const std::string job_path = (dir / "python_job.json").string();
   std::ofstream(job_path) << job.dump(2) << "\n";
   std::unique_ptr<et::bench::PythonWorker> worker;
@@ -565,7 +594,8 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
       const double per_sample = median(probe.latency.seconds);  // one sequence forward, batch 1
       const double spent = std::chrono::duration<double>(clock_type::now() - t0).count();
       double left = a.bf16_budget - 2.0 * spent;  // the other two implementations' latency runs
-      const double infer_cost = 3.0 * 2.0 * static_cast<double>(s.infer_batch) * per_sample;   // 3 impls, 1+1 iters
+      const double infer_cost =
+          3.0 * 2.0 * static_cast<double>(s.infer_batch) * per_sample;  // 3 impls, 1+1 iters
       const double train_cost = 3.0 * 2.0 * 3.0 * static_cast<double>(s.train_batch) * per_sample;
       plan.infer = plan.train = {0, 0};
       std::string note = why.str() + "; tiny only, few iterations";
@@ -575,23 +605,28 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
       } else {
         note += "; inference throughput skipped (projected " + seconds_str(infer_cost) + ")";
       }
-      if (train_cost <= left) plan.train = {1, 1};
-      else note += "; training skipped (projected " + seconds_str(train_cost) + " > --bf16-budget)";
+      if (train_cost <= left)
+        plan.train = {1, 1};
+      else
+        note += "; training skipped (projected " + seconds_str(train_cost) + " > --bf16-budget)";
       pr.notes.push_back(note);
       std::cout << "bf16: " << note << "\n" << std::flush;
       ImplResult fused = measure_ethost(h, s, in, model_dir, true, true, plan.train, plan.infer, {0, 0});
       fused.latency = probe.latency;
       pr.impls.push_back(fused);
-      pr.impls.push_back(measure_ethost(h, s, in, model_dir, false, true, plan.train, plan.infer, plan.latency));
+      pr.impls.push_back(
+          measure_ethost(h, s, in, model_dir, false, true, plan.train, plan.infer, plan.latency));
     } else {
       if (!a.no_python && !worker) {
-        std::cout << "starting the Python baseline (" << a.python << " " << a.baseline << " --serve)...\n" << std::flush;
+        std::cout << "starting the Python baseline (" << a.python << " " << a.baseline << " --serve)...\n"
+                  << std::flush;
         worker = std::make_unique<et::bench::PythonWorker>(a.python, a.baseline, job_path);
       }
       std::cout << plan.precision << ": measuring ethost (fused_kernels = true and false)"
                 << (worker ? " and the Python baseline" : "") << ", iterations alternating...\n"
                 << std::flush;
-      for (auto& r : measure_interleaved(h, s, in, model_dir, bf16, plan.train, plan.infer, plan.latency, worker.get()))
+      for (auto& r :
+           measure_interleaved(h, s, in, model_dir, bf16, plan.train, plan.infer, plan.latency, worker.get()))
         pr.impls.push_back(r);
       interleaved.back() = worker != nullptr;
     }
@@ -613,12 +648,14 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
     std::cout << "running the Python baseline (" << a.python << " " << a.baseline << ")...\n" << std::flush;
     int status = 0;
     run_command(shell_quote(a.python) + " " + shell_quote(a.baseline) + " " + shell_quote(job_path), &status);
-    if (status != 0) throw et::InternalError("the Python baseline failed (exit " + std::to_string(status) + "): " +
-                                             a.python + " " + a.baseline + " " + job_path);
+    if (status != 0)
+      throw et::InternalError("the Python baseline failed (exit " + std::to_string(status) +
+                              "): " + a.python + " " + a.baseline + " " + job_path);
     json py = json::parse(std::ifstream(dir / "python_result.json"));
     python_info = {{"python", py["python"]}, {"torch", py["torch"]}, {"threads", py["threads"]}};
     if (py["threads"].get<int>() != a.threads)
-      std::cout << "WARNING: Python runs with " << py["threads"] << " threads, ethost with " << a.threads << "\n";
+      std::cout << "WARNING: Python runs with " << py["threads"] << " threads, ethost with " << a.threads
+                << "\n";
 
     // Parity.
     std::vector<float> flat;  // Python floats of float32 values: exact
@@ -637,12 +674,13 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
     for (size_t i = 0; i < p.cpp_losses.size() && i < p.py_losses.size(); ++i)
       p.loss_diff = std::max(p.loss_diff, std::abs(p.cpp_losses[i] - p.py_losses[i]));
     const bool ok = p.diff_fused <= 1e-4 && p.diff_aten <= 1e-4;
-    std::cout << "parity " << s.name << " (fp32, eval, batch " << p.batch << "): logits max abs diff C++ vs Python = "
-              << sci(p.diff_fused) << " (fused), " << sci(p.diff_aten) << " (ATen); fused vs ATen "
-              << sci(p.diff_fused_aten) << " -> " << (ok ? "OK" : "FAIL") << " (tolerance 1e-4)\n"
+    std::cout << "parity " << s.name << " (fp32, eval, batch " << p.batch
+              << "): logits max abs diff C++ vs Python = " << sci(p.diff_fused) << " (fused), "
+              << sci(p.diff_aten) << " (ATen); fused vs ATen " << sci(p.diff_fused_aten) << " -> "
+              << (ok ? "OK" : "FAIL") << " (tolerance 1e-4)\n"
               << "parity " << s.name << " (fp32, dropout 0): training loss before/after one AdamW step C++ "
-              << std::setprecision(7) << p.cpp_losses[0] << "/" << p.cpp_losses[1] << ", Python " << p.py_losses[0]
-              << "/" << p.py_losses[1] << ", max abs diff " << sci(p.loss_diff) << "\n";
+              << std::setprecision(7) << p.cpp_losses[0] << "/" << p.cpp_losses[1] << ", Python "
+              << p.py_losses[0] << "/" << p.py_losses[1] << ", max abs diff " << sci(p.loss_diff) << "\n";
 
     size_t k = 0;
     for (auto& pr : results) {
@@ -685,13 +723,15 @@ int run(const Args& a) {
   const MachineInfo mi = machine_info();
   std::string isa;
   for (const auto& f : mi.isa) isa += (isa.empty() ? "" : " ") + f;
-  std::cout << "ethost-bench: " << mi.cpu_model << ", " << mi.logical_cpus << " logical CPUs, ISA: " << isa << "\n"
-            << "threads: " << a.threads << " (at::get_num_threads() = " << at::get_num_threads() << "), LibTorch "
-            << TORCH_VERSION << ", load average " << loadavg() << "\n"
-            << "BLAS: " << et::host::cpu::blas_summary() << " (the Python baseline runs with the same environment)\n"
-            << "data: batches are pre-built tensors (no reader, tokenizer or trainer in the timed loop: the loop "
-               "never waits for data)\n"
-            << std::flush;
+  std::cout
+      << "ethost-bench: " << mi.cpu_model << ", " << mi.logical_cpus << " logical CPUs, ISA: " << isa << "\n"
+      << "threads: " << a.threads << " (at::get_num_threads() = " << at::get_num_threads() << "), LibTorch "
+      << TORCH_VERSION << ", load average " << loadavg() << "\n"
+      << "BLAS: " << et::host::cpu::blas_summary()
+      << " (the Python baseline runs with the same environment)\n"
+      << "data: batches are pre-built tensors (no reader, tokenizer or trainer in the timed loop: the loop "
+         "never waits for data)\n"
+      << std::flush;
 
   Peaks peaks;
   if (!a.parity_only) {
@@ -703,23 +743,26 @@ int run(const Args& a) {
     std::cout << "\n" << std::flush;
   }
 
-  const fs::path tmp = !a.keep.empty() ? fs::path(a.keep)
-                                       : fs::temp_directory_path() / ("ethost-bench-" + std::to_string(::getpid()));
+  const fs::path tmp = !a.keep.empty()
+                           ? fs::path(a.keep)
+                           : fs::temp_directory_path() / ("ethost-bench-" + std::to_string(::getpid()));
   fs::create_directories(tmp);
   Host host(a.threads);
   json python_info;
   std::vector<ConfigResult> results;
   try {
-    for (const auto& name : a.configs) results.push_back(run_config(host, a, make_spec(name, a), peaks, tmp, python_info));
+    for (const auto& name : a.configs)
+      results.push_back(run_config(host, a, make_spec(name, a), peaks, tmp, python_info));
   } catch (...) {
     if (a.keep.empty()) fs::remove_all(tmp);
     throw;
   }
   if (!a.parity_only) {
-    // The machine's speed drifts (shared host): the peak again at the end, the higher of the two is the reference.
+    // The machine's speed drifts (shared host): the peak again at the end, the higher of the two is the
+    // reference.
     Peak again = matmul_peak(at::kFloat, {1024, 1536, 2048}, 4, 10.0);
-    std::cout << "matmul peak re-measured at the end: fp32 " << std::fixed << std::setprecision(1) << again.gflops
-              << " GFLOP/s (start " << peaks.fp32.gflops << "); MFU uses the higher\n";
+    std::cout << "matmul peak re-measured at the end: fp32 " << std::fixed << std::setprecision(1)
+              << again.gflops << " GFLOP/s (start " << peaks.fp32.gflops << "); MFU uses the higher\n";
     if (again.gflops > peaks.fp32.gflops) peaks.fp32 = again;
   }
   if (a.keep.empty()) fs::remove_all(tmp);
@@ -728,7 +771,8 @@ int run(const Args& a) {
   for (const auto& c : results)
     if (c.parity.ran) parity_ok = parity_ok && c.parity.diff_fused <= 1e-4 && c.parity.diff_aten <= 1e-4;
   if (!a.parity_only) {
-    std::cout << "\nResults (" << a.threads << " threads; throughput ratios ethost/Python: higher is better; latency "
+    std::cout << "\nResults (" << a.threads
+              << " threads; throughput ratios ethost/Python: higher is better; latency "
               << "ratios ethost/Python: lower is better; MFU = model FLOP/s / fp32 at::mm peak "
               << std::setprecision(1) << peaks.fp32.gflops << " GFLOP/s)\n";
     for (const auto& c : results) print_config_table(std::cout, c, peaks.fp32.gflops);
@@ -743,12 +787,20 @@ int run(const Args& a) {
       {"bench", "ethost-bench"},
       {"finished", stamp},
       {"total_seconds", total},
-      {"machine", {{"cpu_model", mi.cpu_model}, {"logical_cpus", mi.logical_cpus}, {"isa", mi.isa}, {"kernel", mi.kernel}}},
+      {"machine",
+       {{"cpu_model", mi.cpu_model},
+        {"logical_cpus", mi.logical_cpus},
+        {"isa", mi.isa},
+        {"kernel", mi.kernel}}},
       {"threads", a.threads},
       {"blas", {{"core", et::host::cpu::query_blas().corename}, {"summary", et::host::cpu::blas_summary()}}},
       {"libtorch", TORCH_VERSION},
       {"python", python_info},
-      {"options", {{"configs", a.configs}, {"precision", a.precision}, {"quick", a.quick}, {"parity_only", a.parity_only}}},
+      {"options",
+       {{"configs", a.configs},
+        {"precision", a.precision},
+        {"quick", a.quick},
+        {"parity_only", a.parity_only}}},
       {"data_wait", "none: batches are pre-built tensors, no reader or trainer in the timed loop"},
       {"flops_formula",
        "forward = 2*B*T*L*(4H^2 + 2HI) + 4*B*T^2*H*L + 2*B*(H^2 + H*C); train step = 3 * forward; "
@@ -757,14 +809,16 @@ int run(const Args& a) {
       {"configs", configs}};
   if (!a.parity_only) report["peaks"] = {{"fp32", peak_json(peaks.fp32)}, {"bf16", peak_json(peaks.bf16)}};
   std::ofstream(a.json_out) << report.dump(2) << "\n";
-  std::cout << "\ntotal bench time " << std::fixed << std::setprecision(1) << total << " s; wrote " << a.json_out << "\n";
+  std::cout << "\ntotal bench time " << std::fixed << std::setprecision(1) << total << " s; wrote "
+            << a.json_out << "\n";
   return parity_ok ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As ethost does: run on the right OpenBLAS core; the Python baseline inherits the choice (its best setting too).
+  // As ethost does: run on the right OpenBLAS core; the Python baseline inherits the choice (its best setting
+  // too).
   et::host::cpu::ensure_blas_core(argv);
   try {
     return run(parse_args(argc, argv));

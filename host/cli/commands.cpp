@@ -16,16 +16,20 @@ int run_host(int argc, const char* const* argv) {
   if (argc >= 2 && std::strcmp(argv[1], "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
 
   HostOptions o = parse_options(argc, argv);
-  if (o.log_level) log::set_level(log::parse_level(*o.log_level));
-  else if (const char* env = std::getenv("ET_LOG_LEVEL")) log::set_level(log::parse_level(env));
-  else if (o.verbose) log::set_level(log::Level::debug);
+  if (o.log_level)
+    log::set_level(log::parse_level(*o.log_level));
+  else if (const char* env = std::getenv("ET_LOG_LEVEL"))
+    log::set_level(log::parse_level(env));
+  else if (o.verbose)
+    log::set_level(log::Level::debug);
 
   if (o.help || argc <= 1) {
     std::cout << usage_text();
     return argc <= 1 ? kExitUsage : kExitOk;
   }
   if (o.version) return cmd_version();
-  if (o.launch.nproc_per_node > 0 && !std::getenv("ETHOST_LAUNCHED")) return launch_workers(o.launch, argc, argv);
+  if (o.launch.nproc_per_node > 0 && !std::getenv("ETHOST_LAUNCHED"))
+    return launch_workers(o.launch, argc, argv);
 
   PluginIndex index;
   index.scan(make_search_path(o.plugin_dirs, o.no_default_plugins));

@@ -44,37 +44,36 @@ namespace {
 po::options_description make_options(HostOptions& o, std::vector<std::string>& sets, std::string& udp,
                                      std::string& level, int& threads) {
   po::options_description general("General");
-  general.add_options()
-      ("help,h", po::bool_switch(&o.help), "show this help")
-      ("version", po::bool_switch(&o.version), "print host version, SDK ABI, LibTorch version, build type")
-      ("list", po::bool_switch(&o.list), "list plugins and their components (reads manifests only)")
-      ("json", po::bool_switch(&o.json), "with --list: print JSON")
-      ("describe", po::value(&o.describe), "describe a component: <kind>/<name>, e.g. app/hello")
-      ("check-plugins", po::bool_switch(&o.check_plugins), "load every plugin in a separate probe process and report")
-      ("verbose,v", po::bool_switch(&o.verbose), "also report skipped files and debug details")
-      ("log-level", po::value(&level), "trace|debug|info|warn|error|off (also ET_LOG_LEVEL)")
-      ("threads", po::value(&threads), "LibTorch intra-op threads (0 = all cores)");
+  general.add_options()("help,h", po::bool_switch(&o.help), "show this help")(
+      "version", po::bool_switch(&o.version), "print host version, SDK ABI, LibTorch version, build type")(
+      "list", po::bool_switch(&o.list), "list plugins and their components (reads manifests only)")(
+      "json", po::bool_switch(&o.json), "with --list: print JSON")(
+      "describe", po::value(&o.describe), "describe a component: <kind>/<name>, e.g. app/hello")(
+      "check-plugins", po::bool_switch(&o.check_plugins),
+      "load every plugin in a separate probe process and report")(
+      "verbose,v", po::bool_switch(&o.verbose), "also report skipped files and debug details")(
+      "log-level", po::value(&level), "trace|debug|info|warn|error|off (also ET_LOG_LEVEL)")(
+      "threads", po::value(&threads), "LibTorch intra-op threads (0 = all cores)");
   po::options_description run("Running an app");
-  run.add_options()
-      ("app", po::value(&o.app), "the app to run, e.g. text_classify")
-      ("mode", po::value(&o.mode), "train|evaluate|predict|serve (default train)")
-      ("config", po::value(&o.config_file), "TOML config file")
-      ("set", po::value(&sets)->composing(), "override a config key: --set train.max_steps=20 (repeatable)")
-      ("dump-config", po::bool_switch(&o.dump_config), "print the resolved config as TOML and exit");
+  run.add_options()("app", po::value(&o.app), "the app to run, e.g. text_classify")(
+      "mode", po::value(&o.mode), "train|evaluate|predict|serve (default train)")(
+      "config", po::value(&o.config_file), "TOML config file")(
+      "set", po::value(&sets)->composing(), "override a config key: --set train.max_steps=20 (repeatable)")(
+      "dump-config", po::bool_switch(&o.dump_config), "print the resolved config as TOML and exit");
   po::options_description plugins("Plugins");
-  plugins.add_options()
-      ("plugin-dir", po::value(&o.plugin_dirs)->composing(), "search this directory first (repeatable)")
-      ("no-default-plugins", po::bool_switch(&o.no_default_plugins),
-       "do not search <exe dir>/plugins and <prefix>/lib/ethost/plugins");
+  plugins.add_options()("plugin-dir", po::value(&o.plugin_dirs)->composing(),
+                        "search this directory first (repeatable)")(
+      "no-default-plugins", po::bool_switch(&o.no_default_plugins),
+      "do not search <exe dir>/plugins and <prefix>/lib/ethost/plugins");
   po::options_description dist("Multi-process (torchrun's contract; workers get RANK, WORLD_SIZE, ...)");
-  dist.add_options()
-      ("nproc_per_node", po::value(&o.launch.nproc_per_node), "start N worker processes on this node")
-      ("nnodes", po::value(&o.launch.nnodes), "number of nodes (default 1)")
-      ("node_rank", po::value(&o.launch.node_rank), "this node's index (default 0)")
-      ("master_addr", po::value(&o.launch.master_addr), "rendezvous host (default 127.0.0.1)")
-      ("master_port", po::value(&o.launch.master_port), "rendezvous port (default: a free port on one node)")
-      ("worker_timeout", po::value(&o.launch.worker_timeout),
-       "seconds the other workers get to stop after one fails, before SIGKILL (default 30)");
+  dist.add_options()("nproc_per_node", po::value(&o.launch.nproc_per_node),
+                     "start N worker processes on this node")("nnodes", po::value(&o.launch.nnodes),
+                                                              "number of nodes (default 1)")(
+      "node_rank", po::value(&o.launch.node_rank), "this node's index (default 0)")(
+      "master_addr", po::value(&o.launch.master_addr), "rendezvous host (default 127.0.0.1)")(
+      "master_port", po::value(&o.launch.master_port), "rendezvous port (default: a free port on one node)")(
+      "worker_timeout", po::value(&o.launch.worker_timeout),
+      "seconds the other workers get to stop after one fails, before SIGKILL (default 30)");
   po::options_description easy("EasyNLP-compatible flags (each sets a config key; see docs/cli.md)");
   for (auto& a : easynlp_aliases()) easy.add_options()(a.flag, po::value<std::string>(), a.doc);
   easy.add_options()("user_defined_parameters", po::value(&udp), "\"k=v k=v\": set keys by name");
@@ -91,7 +90,8 @@ std::string usage_text() {
   std::string udp, level;
   int threads = 0;
   std::ostringstream os;
-  os << "Usage: ethost --app <name> [--mode train|evaluate|predict|serve] [--config file.toml] [--set k=v]...\n"
+  os << "Usage: ethost --app <name> [--mode train|evaluate|predict|serve] [--config file.toml] [--set "
+        "k=v]...\n"
         "       ethost --list [--json] | --describe <kind>/<name> | --version\n"
         "       ethost tokenize --vocab vocab.txt [--pair] [--max_length N] < input\n"
         "       ethost doctor [--json]   (CPU, BLAS core, threads, GEMM peaks: paste it into bug reports)\n"
@@ -114,7 +114,8 @@ HostOptions parse_options(int argc, const char* const* argv) {
   }
   if (vm.count("log-level")) o.log_level = level;
   if (vm.count("nproc_per_node") && o.launch.nproc_per_node < 1)
-    throw UsageError("--nproc_per_node must be >= 1, got " + std::to_string(o.launch.nproc_per_node), "command line",
+    throw UsageError("--nproc_per_node must be >= 1, got " + std::to_string(o.launch.nproc_per_node),
+                     "command line",
                      "give the number of worker processes per node, or leave the flag out for one process");
   if (vm.count("threads")) {
     if (threads < 0) throw UsageError("--threads must be >= 0", "command line");
@@ -141,7 +142,8 @@ HostOptions parse_options(int argc, const char* const* argv) {
     }
   }
   if (o.mode != "train" && o.mode != "evaluate" && o.mode != "predict" && o.mode != "serve")
-    throw UsageError("unknown --mode '" + o.mode + "'", "command line", "use train, evaluate, predict or serve");
+    throw UsageError("unknown --mode '" + o.mode + "'", "command line",
+                     "use train, evaluate, predict or serve");
   return o;
 }
 

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "cli_internal.h"
-#include "cpu/blas_backend.h"
 #include "config/resolve.h"
+#include "cpu/blas_backend.h"
 #include "ethost/app.h"
 #include "ethost/app/predict_driver.h"
 #include "ethost/dist/process_group.h"

@@ -49,13 +49,20 @@ const toml::node* find(const toml::table& root, const std::string& key) {
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::table: return "table";
-    case toml::node_type::array: return "array";
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    default: return "date/time";
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    default:
+      return "date/time";
   }
 }
 
@@ -63,8 +70,10 @@ std::string render(const toml::node& n) {
   std::ostringstream os;
   constexpr auto flags = toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision;
   n.visit([&](auto&& v) {
-    if constexpr (toml::is_table<decltype(v)> || toml::is_array<decltype(v)>) os << toml::toml_formatter{v, flags};
-    else os << toml::toml_formatter{toml::array{v}, flags};
+    if constexpr (toml::is_table<decltype(v)> || toml::is_array<decltype(v)>)
+      os << toml::toml_formatter{v, flags};
+    else
+      os << toml::toml_formatter{toml::array{v}, flags};
   });
   std::string s = os.str();
   if (!n.is_table() && !n.is_array()) s = s.substr(2, s.size() - 4);  // unwrap "[ x ]"
@@ -113,8 +122,7 @@ std::pair<toml::table*, std::string> parent_of(toml::table& root, const std::str
       n = t->get(parts[i]);
     }
     if (!n->is_table())
-      throw ConfigError("cannot set '" + key + "': '" + walked + "' is a " + type_name(*n) +
-                        ", not a table");
+      throw ConfigError("cannot set '" + key + "': '" + walked + "' is a " + type_name(*n) + ", not a table");
     t = n->as_table();
   }
   if (parts.back().empty()) throw ConfigError("empty config key '" + key + "'");
@@ -167,8 +175,7 @@ void Config::detach() {
 
 Config Config::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ConfigError("cannot open config file", path, "check the path given to --config");
+  if (!in) throw ConfigError("cannot open config file", path, "check the path given to --config");
   std::stringstream ss;
   ss << in.rdbuf();
   return from_string(ss.str(), path);
@@ -243,8 +250,10 @@ bool Config::erase(const std::string& key) {
   }
   bool erased = t->erase(parts.back()) > 0;
   for (auto it = data_->origin.begin(); it != data_->origin.end();) {
-    if (it->first == key || it->first.rfind(key + ".", 0) == 0) it = data_->origin.erase(it);
-    else ++it;
+    if (it->first == key || it->first.rfind(key + ".", 0) == 0)
+      it = data_->origin.erase(it);
+    else
+      ++it;
   }
   return erased;
 }
@@ -271,7 +280,8 @@ ConfigView Config::view(const std::string& prefix) const { return ConfigView(dat
 
 std::string Config::to_toml() const {
   std::ostringstream os;
-  os << toml::toml_formatter{data_->root, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision};
+  os << toml::toml_formatter{
+      data_->root, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision};
   return os.str();
 }
 
@@ -288,12 +298,15 @@ ConfigView::ConfigView() : data_(std::make_shared<ConfigData>()) {}
 ConfigView::ConfigView(std::shared_ptr<const ConfigData> data, std::string prefix)
     : data_(std::move(data)), prefix_(std::move(prefix)) {}
 
-// The key as the user wrote it (with the section a cut-out config came from); lookups use join_key(prefix_, key).
+// The key as the user wrote it (with the section a cut-out config came from); lookups use join_key(prefix_,
+// key).
 std::string ConfigView::full_key(const std::string& key) const {
   return join_key(data_ ? data_->base : std::string(), join_key(prefix_, key));
 }
 
-bool ConfigView::has(const std::string& key) const { return find(data_->root, join_key(prefix_, key)) != nullptr; }
+bool ConfigView::has(const std::string& key) const {
+  return find(data_->root, join_key(prefix_, key)) != nullptr;
+}
 
 bool ConfigView::is_table(const std::string& key) const {
   auto* n = find(data_->root, join_key(prefix_, key));
@@ -328,9 +341,9 @@ namespace {
 [[noreturn]] void wrong_type(const ConfigView& v, const std::string& key, const toml::node& n,
                              const std::string& expected) {
   std::string where = v.where(key);
-  throw ConfigError("config key '" + v.full_key(key) + "' must be " + expected + ", got " +
-                        type_name(n) + " " + render(n),
-                    where, "");
+  throw ConfigError(
+      "config key '" + v.full_key(key) + "' must be " + expected + ", got " + type_name(n) + " " + render(n),
+      where, "");
 }
 
 const toml::node& need(const ConfigData& d, const ConfigView& v, const std::string& key) {
@@ -348,8 +361,10 @@ std::vector<std::string> split_commas(const std::string& s) {
     cur.clear();
   };
   for (char c : s) {
-    if (c == ',') flush();
-    else cur += c;
+    if (c == ',')
+      flush();
+    else
+      cur += c;
   }
   flush();
   if (out.size() == 1 && out[0].empty()) out.clear();
@@ -388,9 +403,12 @@ std::vector<std::string> ConfigView::get_string_list(const std::string& key) con
   if (auto* a = n.as_array()) {
     std::vector<std::string> out;
     for (auto& e : *a) {
-      if (e.is_string()) out.push_back(*e.value<std::string>());
-      else if (e.is_number() || e.is_boolean()) out.push_back(render(e));
-      else wrong_type(*this, key, n, "a list of strings");
+      if (e.is_string())
+        out.push_back(*e.value<std::string>());
+      else if (e.is_number() || e.is_boolean())
+        out.push_back(render(e));
+      else
+        wrong_type(*this, key, n, "a list of strings");
     }
     return out;
   }
@@ -456,9 +474,7 @@ std::int64_t ConfigView::get_int(const std::string& key, std::int64_t def) const
 double ConfigView::get_double(const std::string& key, double def) const {
   return has(key) ? get_double(key) : def;
 }
-bool ConfigView::get_bool(const std::string& key, bool def) const {
-  return has(key) ? get_bool(key) : def;
-}
+bool ConfigView::get_bool(const std::string& key, bool def) const { return has(key) ? get_bool(key) : def; }
 
 std::string ConfigView::to_toml(const std::string& key) const {
   auto* n = find(data_->root, join_key(prefix_, key));

@@ -25,8 +25,10 @@ template <class Fn>
 void for_each_leaf(const toml::table& tbl, const std::string& prefix, Fn&& fn) {
   for (auto&& [k, v] : tbl) {
     std::string key = join_key(prefix, std::string(k.str()));
-    if (auto* t = v.as_table()) for_each_leaf(*t, key, fn);
-    else fn(key, v);
+    if (auto* t = v.as_table())
+      for_each_leaf(*t, key, fn);
+    else
+      fn(key, v);
   }
 }
 std::string type_name(const toml::node& n);

@@ -30,8 +30,8 @@ class ET_API ConfigView {
   ConfigView sub(const std::string& key) const;
   // Direct child keys of this table, sorted.
   std::vector<std::string> keys() const;
-  // Full dotted path of a key as the user wrote it ("model.hidden_size"), including the section a cut-out config
-  // (Config::from_view) came from. For messages; lookups in this view take keys relative to it.
+  // Full dotted path of a key as the user wrote it ("model.hidden_size"), including the section a cut-out
+  // config (Config::from_view) came from. For messages; lookups in this view take keys relative to it.
   std::string full_key(const std::string& key) const;
   const std::string& prefix() const noexcept { return prefix_; }
   // "quickstart.toml:12", "--set", "defaults of app/hello", or "" when unknown.
@@ -41,7 +41,8 @@ class ET_API ConfigView {
   std::int64_t get_int(const std::string& key) const;
   double get_double(const std::string& key) const;  // accepts integers too
   bool get_bool(const std::string& key) const;
-  std::vector<std::string> get_string_list(const std::string& key) const;  // a list, or a comma-separated string
+  std::vector<std::string> get_string_list(
+      const std::string& key) const;  // a list, or a comma-separated string
   std::vector<std::int64_t> get_int_list(const std::string& key) const;
   std::vector<double> get_double_list(const std::string& key) const;
 
@@ -72,7 +73,8 @@ class ET_API Config {
   static Config from_file(const std::string& path);
   static Config from_string(const std::string& text, const std::string& source_name);
   // A copy of the table a view points at (keys relative to it, origins kept) — to derive a component's config
-  // with some values changed: `auto c = Config::from_view(cfg.sub("model")); c.set_int("num_labels", 3, "app");`
+  // with some values changed: `auto c = Config::from_view(cfg.sub("model")); c.set_int("num_labels", 3,
+  // "app");`
   static Config from_view(const ConfigView& view);
 
   // Sets key (dotted) from a command-line value: parsed as a TOML value when it is one
@@ -82,7 +84,8 @@ class ET_API Config {
   void set_int(const std::string& key, std::int64_t value, const std::string& source);
   void set_double(const std::string& key, double value, const std::string& source);
   void set_bool(const std::string& key, bool value, const std::string& source);
-  void set_string_list(const std::string& key, const std::vector<std::string>& value, const std::string& source);
+  void set_string_list(const std::string& key, const std::vector<std::string>& value,
+                       const std::string& source);
   bool erase(const std::string& key);
 
   // Copies every leaf of other (under prefix, if given) into this document, overriding existing values.
@@ -103,10 +106,10 @@ class ET_API Config {
 
 // One key of a plugin's configuration schema (from its manifest's [provides.config."key"] table).
 struct ConfigKeySpec {
-  std::string key;          // dotted, relative to the plugin's section
-  std::string type;         // string | int | float | bool | string_list | int_list | float_list | table | component
+  std::string key;   // dotted, relative to the plugin's section
+  std::string type;  // string | int | float | bool | string_list | int_list | float_list | table | component
   std::string doc;
-  std::string default_toml; // the default rendered as TOML, empty when required/no default
+  std::string default_toml;  // the default rendered as TOML, empty when required/no default
   bool required = false;
   std::optional<double> min, max;
   std::vector<std::string> choices;
@@ -117,7 +120,6 @@ struct ConfigKeySpec {
 // unknown keys throw ConfigError naming the key, where it came from, and the known keys.
 // `allowed_subtables` are sections owned by other components (validated separately).
 ET_API void validate_config(const ConfigView& cfg, const std::vector<ConfigKeySpec>& specs,
-                            const std::vector<std::string>& allowed_subtables,
-                            const std::string& owner);
+                            const std::vector<std::string>& allowed_subtables, const std::string& owner);
 
 }  // namespace et

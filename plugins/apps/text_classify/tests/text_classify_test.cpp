@@ -1,8 +1,9 @@
 // text_classify_test.cpp: app/text_classify end to end through the ethost binary — training makes progress,
 // metrics against hand-computed values, predict output shape, HF reference logits, bad input,
 // kill-and-resume, graceful SIGINT/SIGTERM, and the observability files.
-// Keep this order: tensor_json.h brings LibTorch's logging header, which defines glog's CHECK and CHECK_EQ; doctest
-// must come after it so that its definitions win (doctest first: a failing CHECK aborted, nothing was counted).
+// Keep this order: tensor_json.h brings LibTorch's logging header, which defines glog's CHECK and CHECK_EQ;
+// doctest must come after it so that its definitions win (doctest first: a failing CHECK aborted, nothing was
+// counted).
 #include "tensor_json.h"
 
 #include <doctest/doctest.h>
@@ -363,7 +364,8 @@ TEST_SUITE("integration.text_classify") {
     // The section is named (it used to read "[] section").
     r = run(base, {"--set", "model.num_attention_heads=3"});
     CHECK_MESSAGE(r.exit_code == 2, r.err);
-    CHECK_MESSAGE(contains(r.err, "[model] section: hidden_size 32 is not a multiple of num_attention_heads 3"), r.err);
+    CHECK_MESSAGE(
+        contains(r.err, "[model] section: hidden_size 32 is not a multiple of num_attention_heads 3"), r.err);
     // A checkpoint_dir that is an existing file (it used to be "internal error: filesystem error", exit 1).
     write_file(dir / "a_file", "x");
     r = run(tiny_config(dir / "a_file"), {});

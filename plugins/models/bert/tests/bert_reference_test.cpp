@@ -1,7 +1,7 @@
-// bert_reference_test.cpp: model/bert against HF transformers 4.30.2 reference outputs of tests/fixtures/tiny_bert
-// (eval mode): hidden states, pooler, classification logits/loss, MLM logits/loss, per-layer states, attentions
-// and gradients — from model.safetensors and from a .bin whose top level is an OrderedDict, with fused kernels
-// on and off.
+// bert_reference_test.cpp: model/bert against HF transformers 4.30.2 reference outputs of
+// tests/fixtures/tiny_bert (eval mode): hidden states, pooler, classification logits/loss, MLM logits/loss,
+// per-layer states, attentions and gradients — from model.safetensors and from a .bin whose top level is an
+// OrderedDict, with fused kernels on and off.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
@@ -56,9 +56,10 @@ struct CheckpointDir {
 };
 
 std::unique_ptr<et::Model> load(const std::string& dir, const std::string& heads, bool fused = true,
-                                 const std::string& extra = {}) {
-  auto m = et::test::plugin_host().model(
-      "bert", "model_dir = \"" + dir + "\"\nheads = " + heads + "\nfused_kernels = " + (fused ? "true" : "false") + "\n" + extra);
+                                const std::string& extra = {}) {
+  auto m = et::test::plugin_host().model("bert", "model_dir = \"" + dir + "\"\nheads = " + heads +
+                                                     "\nfused_kernels = " + (fused ? "true" : "false") +
+                                                     "\n" + extra);
   m->module().eval();
   return m;
 }
@@ -83,11 +84,14 @@ void check_mlm(et::Model& m) {
   auto& r = reference()["mlm"];
   auto logits = out["mlm_logits"];
   std::vector<at::Tensor> at_masked;
-  for (auto& bt : r["masked_positions"]) at_masked.push_back(logits[bt[0].get<int64_t>()][bt[1].get<int64_t>()]);
+  for (auto& bt : r["masked_positions"])
+    at_masked.push_back(logits[bt[0].get<int64_t>()][bt[1].get<int64_t>()]);
   double d = max_abs_diff(torch::stack(at_masked), tensor_from_json(r["logits_at_masked"]));
   double d_loss = std::abs(out["mlm_loss"].item<double>() - r["loss"].get<double>());
-  double d_lse = max_abs_diff(torch::logsumexp(logits, -1), tensor_from_json(debug_reference()["mlm_logsumexp"]));
-  MESSAGE("max abs diff: mlm logits at masked " << d << ", mlm loss " << d_loss << ", logsumexp(all) " << d_lse);
+  double d_lse =
+      max_abs_diff(torch::logsumexp(logits, -1), tensor_from_json(debug_reference()["mlm_logsumexp"]));
+  MESSAGE("max abs diff: mlm logits at masked " << d << ", mlm loss " << d_loss << ", logsumexp(all) "
+                                                << d_lse);
   CHECK(d <= 1e-5);
   CHECK(d_loss <= 1e-5);
   CHECK(d_lse <= 1e-4);
@@ -121,7 +125,8 @@ TEST_SUITE("plugin.bert") {
   }
 
   TEST_CASE("per-layer hidden states and attention probabilities match HF") {
-    auto m = load(kTinyBert, "[\"sequence_classification\"]", true, "output_hidden_states = true\noutput_attentions = true\n");
+    auto m = load(kTinyBert, "[\"sequence_classification\"]", true,
+                  "output_hidden_states = true\noutput_attentions = true\n");
     auto out = m->forward(reference_inputs());
     auto& d = debug_reference();
     auto hs = tensor_from_json(d["hidden_states"]);

@@ -75,10 +75,11 @@ const std::vector<ConfigKeySpec>& transformer_config_specs() {
       service_key("hidden_act", "string", "\"gelu\"", "from scratch: activation", {}, {},
                   {"gelu", "gelu_new", "relu", "silu"}),
       service_key("max_position_embeddings", "int", "512", "from scratch: longest sequence", 1.0),
-      service_key("sequence_length", "int", "0",
-                  "the longest input the app will feed (apps set it from data.sequence_length; 0: not checked); "
-                  "more than max_position_embeddings is a config error when the model is built",
-                  0.0),
+      service_key(
+          "sequence_length", "int", "0",
+          "the longest input the app will feed (apps set it from data.sequence_length; 0: not checked); "
+          "more than max_position_embeddings is a config error when the model is built",
+          0.0),
       service_key("type_vocab_size", "int", "2", "from scratch: token type (segment) vocabulary", 1.0),
       service_key("layer_norm_eps", "float", "1e-12", "from scratch: LayerNorm epsilon"),
       service_key(
@@ -161,10 +162,9 @@ ModelOptions read_model_options(const ConfigView& cfg, const std::vector<std::st
     a.attention_probs_dropout_prob = cfg.get_double("attention_probs_dropout_prob");
     a.initializer_range = cfg.get_double("initializer_range");
     a.pad_token_id = cfg.get_int("pad_token_id");
-    // The view may be cut from the app's config ([model]): full_key names the section the user wrote.
-    const std::string key = cfg.full_key("num_attention_heads");
-    const auto dot = key.rfind('.');
-    a.validate(dot == std::string::npos ? std::string("model config") : "[" + key.substr(0, dot) + "] section");
+    // The view may be cut from the app's config: full_key("") is the section the user wrote ("model").
+    const std::string section = cfg.full_key("");
+    a.validate(section.empty() ? std::string("model config") : "[" + section + "] section");
   }
   if (user_set(cfg, "initializer_range")) a.initializer_range = cfg.get_double("initializer_range");
   auto labels = cfg.get_string_list("labels");
@@ -181,12 +181,13 @@ ModelOptions read_model_options(const ConfigView& cfg, const std::vector<std::st
   a.activation_checkpointing = cfg.get_int("activation_checkpointing");
   a.architectures = {o.architecture()};
   if (const int64_t T = cfg.get_int("sequence_length"); T > a.max_position_embeddings)
-    throw ConfigError("sequence length " + std::to_string(T) + " exceeds " + cfg.full_key("max_position_embeddings") +
-                          " " + std::to_string(a.max_position_embeddings) +
-                          (o.model_dir.empty() ? std::string() : " of the checkpoint " + o.model_dir),
-                      cfg.where("sequence_length"),
-                      "lower the sequence length to at most " + std::to_string(a.max_position_embeddings) +
-                          (o.model_dir.empty() ? " or raise " + cfg.full_key("max_position_embeddings") : ""));
+    throw ConfigError(
+        "sequence length " + std::to_string(T) + " exceeds " + cfg.full_key("max_position_embeddings") + " " +
+            std::to_string(a.max_position_embeddings) +
+            (o.model_dir.empty() ? std::string() : " of the checkpoint " + o.model_dir),
+        cfg.where("sequence_length"),
+        "lower the sequence length to at most " + std::to_string(a.max_position_embeddings) +
+            (o.model_dir.empty() ? " or raise " + cfg.full_key("max_position_embeddings") : ""));
   return o;
 }
 
