@@ -73,7 +73,11 @@ po::options_description make_options(HostOptions& o, std::vector<std::string>& s
       "master_addr", po::value(&o.launch.master_addr), "rendezvous host (default 127.0.0.1)")(
       "master_port", po::value(&o.launch.master_port), "rendezvous port (default: a free port on one node)")(
       "worker_timeout", po::value(&o.launch.worker_timeout),
-      "seconds the other workers get to stop after one fails, before SIGKILL (default 30)");
+      "seconds the workers get to stop after one fails, another node fails or the launcher is signalled, "
+      "before SIGKILL (default 30)")(
+      "rendezvous_timeout", po::value(&o.launch.rendezvous_timeout),
+      "seconds to wait for every node and rank to arrive before failing, naming the missing ones (default: "
+      "distributed.rendezvous_timeout_s, 300)");
   po::options_description easy("EasyNLP-compatible flags (each sets a config key; see docs/cli.md)");
   for (auto& a : easynlp_aliases()) easy.add_options()(a.flag, po::value<std::string>(), a.doc);
   easy.add_options()("user_defined_parameters", po::value(&udp), "\"k=v k=v\": set keys by name");
@@ -117,6 +121,10 @@ HostOptions parse_options(int argc, const char* const* argv) {
     throw UsageError("--nproc_per_node must be >= 1, got " + std::to_string(o.launch.nproc_per_node),
                      "command line",
                      "give the number of worker processes per node, or leave the flag out for one process");
+  if (vm.count("worker_timeout") && !(o.launch.worker_timeout > 0))
+    throw UsageError("--worker_timeout must be > 0 seconds", "command line");
+  if (vm.count("rendezvous_timeout") && !(o.launch.rendezvous_timeout > 0))
+    throw UsageError("--rendezvous_timeout must be > 0 seconds", "command line");
   if (vm.count("threads")) {
     if (threads < 0) throw UsageError("--threads must be >= 0", "command line");
     o.threads = threads;

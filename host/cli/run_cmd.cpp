@@ -63,6 +63,22 @@ void check_requires(const PluginIndex& index, const ComponentDecl& decl) {
   }
 }
 
+// The launcher's --rendezvous_timeout (passed as ETHOST_RENDEZVOUS_TIMEOUT_S) wins over the config key.
+double rendezvous_timeout_s(const ConfigView& root) {
+  if (const char* v = std::getenv("ETHOST_RENDEZVOUS_TIMEOUT_S"); v && *v) {
+    char* end = nullptr;
+    double s = std::strtod(v, &end);
+    if (*end == '\0' && s > 0) return s;
+    throw ConfigError(std::string("ETHOST_RENDEZVOUS_TIMEOUT_S='") + v +
+                      "' is not a positive number of seconds");
+  }
+  int64_t s = root.get_int("distributed.rendezvous_timeout_s");
+  if (s < 1)
+    throw ConfigError("must be >= 1 (seconds), got " + std::to_string(s),
+                      root.full_key("distributed.rendezvous_timeout_s"));
+  return static_cast<double>(s);
+}
+
 Mode parse_mode(const std::string& m) {
   if (m == "train") return Mode::train;
   if (m == "evaluate") return Mode::evaluate;
@@ -114,14 +130,20 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   lg.info("BLAS: ", cpu::blas_summary());
   lg.info("resolved config:\n", cfg.to_toml());
 
+  if (env.world_size > 1) {
+    // Until the group is formed SIGINT/SIGTERM keep their default action (the rank ends at once): a rank
+    // blocked in the rendezvous could not act on the graceful stop flag anyway.
+    dist::GroupOptions go;
+    go.timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(root.get_int("distributed.timeout_s") * 1000));
+    go.rendezvous_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(rendezvous_timeout_s(root) * 1000));
+    go.backend = root.get_string("distributed.backend");
+    go.socket_ifname = root.get_string("distributed.socket_ifname");
+    dist::set_process_group(dist::ProcessGroup::create(env, go));
+  }
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
-
-  if (env.world_size > 1) {
-    auto timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(root.get_int("distributed.timeout_s") * 1000));
-    dist::set_process_group(dist::ProcessGroup::create(env, timeout, root.get_string("distributed.backend")));
-  }
   HostContext ctx(index, loader, cfg, threads, world);
   auto instance = ctx.create<App>(o.app, root);
   for (auto* f : loader.loaded())

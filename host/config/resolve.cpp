@@ -9,8 +9,8 @@ namespace et::host {
 namespace {
 
 struct Section {
-  std::string prefix;            // e.g. "model"
-  const ComponentEntry* entry;   // the component selected there
+  std::string prefix;           // e.g. "model"
+  const ComponentEntry* entry;  // the component selected there
 };
 
 std::string parent_key(const std::string& key) {
@@ -49,7 +49,8 @@ const std::vector<ConfigKeySpec>& runtime_specs() {
     level.choices = {"trace", "debug", "info", "warn", "error", "off"};
     level.doc = "console log level; --log-level sets it";
     v.push_back(level);
-    auto add = [&](const char* key, const char* type, const char* def, const char* doc, std::vector<std::string> choices = {}) {
+    auto add = [&](const char* key, const char* type, const char* def, const char* doc,
+                   std::vector<std::string> choices = {}) {
       ConfigKeySpec s;
       s.key = key;
       s.type = type;
@@ -58,10 +59,17 @@ const std::vector<ConfigKeySpec>& runtime_specs() {
       s.choices = std::move(choices);
       v.push_back(s);
     };
-    add("distributed.backend", "string", "\"auto\"", "c10d backend: auto (gloo on CPU, nccl for CUDA), gloo, nccl",
-        {"auto", "gloo", "nccl"});
-    add("distributed.timeout_s", "int", "600", "a collective that does not finish in this many seconds fails");
+    add("distributed.backend", "string", "\"auto\"",
+        "c10d backend: auto (gloo on CPU, nccl for CUDA), gloo, nccl", {"auto", "gloo", "nccl"});
+    add("distributed.timeout_s", "int", "600",
+        "a collective that does not finish in this many seconds fails");
     add("distributed.bucket_mb", "float", "25.0", "data parallel: gradient bucket size for the all-reduce");
+    add("distributed.rendezvous_timeout_s", "int", "300",
+        "a rank that waits longer for the store or the other ranks fails, naming the ones that never arrived "
+        "(the launcher's --rendezvous_timeout overrides it)");
+    add("distributed.socket_ifname", "string", "\"\"",
+        "network interface(s) the ranks advertise, comma-separated (GLOO_SOCKET_IFNAME wins); empty: the "
+        "interface that routes to MASTER_ADDR");
     return v;
   }();
   return specs;
@@ -91,14 +99,16 @@ Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const
         index.require(kind, name, decl.key());
       } catch (const PluginError& e) {
         std::string where = v.where(s.key);
-        throw PluginError(e.bare_what() + " (config key " + s.key + (where.empty() ? "" : " from " + where) + ")",
-                          "", e.hint());
+        throw PluginError(
+            e.bare_what() + " (config key " + s.key + (where.empty() ? "" : " from " + where) + ")", "",
+            e.hint());
       }
     }
     std::string prefix = parent_key(s.key);
     if (prefix.empty())
-      throw PluginError(decl.key() + ": component key '" + s.key + "' must be inside a section (e.g. model.name)",
-                        app.file->path);
+      throw PluginError(
+          decl.key() + ": component key '" + s.key + "' must be inside a section (e.g. model.name)",
+          app.file->path);
     cfg.merge_defaults(comp->decl->defaults, prefix);
     sections.push_back({prefix, comp});
   }

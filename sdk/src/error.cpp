@@ -24,6 +24,7 @@ ConfigError::~ConfigError() = default;
 UsageError::~UsageError() = default;
 PluginError::~PluginError() = default;
 DataError::~DataError() = default;
+DistError::~DistError() = default;
 InternalError::~InternalError() = default;
 
 Interrupted::Interrupted(int signal_number)

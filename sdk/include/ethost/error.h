@@ -12,9 +12,10 @@ namespace et {
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,
-  kExitUsage = 2,  // bad command line or configuration
-  kExitPlugin = 3,  // a plugin could not be found, loaded or initialised
-  kExitData = 4,   // bad input data (missing file, strict-mode bad row, empty set)
+  kExitUsage = 2,          // bad command line or configuration
+  kExitPlugin = 3,         // a plugin could not be found, loaded or initialised
+  kExitData = 4,           // bad input data (missing file, strict-mode bad row, empty set)
+  kExitDistributed = 5,    // a rank or node never arrived, was lost, or another node failed (since ABI 2.1)
   kExitInterrupted = 130,  // SIGINT
   kExitTerminated = 143,   // SIGTERM
 };
@@ -62,6 +63,15 @@ class ET_API DataError : public Error {
   int exit_code() const noexcept override { return kExitData; }
 };
 
+// A distributed job cannot go on: a rank or node did not arrive within the rendezvous timeout, the rendezvous
+// store was lost, or another node reported a failure.
+class ET_API DistError : public Error {
+ public:
+  using Error::Error;
+  ~DistError() override;
+  int exit_code() const noexcept override { return kExitDistributed; }
+};
+
 class ET_API InternalError : public Error {
  public:
   using Error::Error;
@@ -85,9 +95,9 @@ ET_API int exit_code_of(const std::exception& e) noexcept;
 }  // namespace et
 
 // Always-on invariant check: throws et::InternalError naming the file and line.
-#define ET_CHECK(cond, msg)                                                                      \
-  do {                                                                                           \
-    if (!(cond))                                                                                 \
-      throw ::et::InternalError(std::string("check failed: ") + #cond + ": " + (msg),            \
-                                std::string(__FILE__) + ":" + std::to_string(__LINE__));         \
+#define ET_CHECK(cond, msg)                                                              \
+  do {                                                                                   \
+    if (!(cond))                                                                         \
+      throw ::et::InternalError(std::string("check failed: ") + #cond + ": " + (msg),    \
+                                std::string(__FILE__) + ":" + std::to_string(__LINE__)); \
   } while (0)

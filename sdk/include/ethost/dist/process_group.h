@@ -39,10 +39,25 @@ class ET_API Work {
   std::unique_ptr<Impl> impl;
 };
 
+// How a process group is formed (since ABI 2.1).
+struct ET_API GroupOptions {
+  std::chrono::milliseconds timeout{600000};             // a collective that takes longer fails
+  std::chrono::milliseconds rendezvous_timeout{300000};  // waiting for the store and for every rank to arrive
+  std::string backend = "auto";                          // auto | gloo | nccl
+  std::string socket_ifname;                             // distributed.socket_ifname; GLOO_SOCKET_IFNAME wins
+};
+
 class ET_API ProcessGroup {
  public:
-  // Rendezvous through a TCPStore on master_addr:master_port (rank 0 hosts it). backend: "auto" (nccl for CUDA
-  // tensors where available, else gloo), "gloo" or "nccl". Collectives fail after `timeout` instead of hanging.
+  // Rendezvous through a TCPStore on master_addr:master_port, hosted by the node-0 launcher when the
+  // environment says so (ETHOST_AGENT_STORE=1, set by `ethost --nproc_per_node`), else by rank 0
+  // (torchrun/srun-started workers). Every rank registers under its rank; a rank that waits longer than
+  // rendezvous_timeout throws et::DistError naming the ranks (and nodes) that never arrived. Each rank
+  // advertises the address chosen by choose_advertise (net.h), and rank 0 logs every rank's. backend: "auto"
+  // (nccl for CUDA tensors where available, else gloo), "gloo" or "nccl". Collectives fail after `timeout`
+  // instead of hanging.
+  static std::shared_ptr<ProcessGroup> create(const WorldEnv& env, const GroupOptions& options);
+  // The 2.0 form: rendezvous_timeout = timeout.
   static std::shared_ptr<ProcessGroup> create(const WorldEnv& env, std::chrono::milliseconds timeout,
                                               const std::string& backend = "auto");
   ~ProcessGroup();
