@@ -31,7 +31,8 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::map<std:
   posix_spawn_file_actions_adddup2(&fa, in_p[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out_p[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err_p[1], 2);
-  for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1], err_p[0], err_p[1]}) posix_spawn_file_actions_addclose(&fa, fd);
+  for (int fd : {in_p[0], in_p[1], out_p[0], out_p[1], err_p[0], err_p[1]})
+    posix_spawn_file_actions_addclose(&fa, fd);
   std::vector<std::string> env_strs;
   for (char** e = environ; *e; ++e) {
     std::string s = *e;
@@ -81,7 +82,8 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::map<std:
     if (out_open) fds.push_back({out_p[0], POLLIN, 0});
     if (err_open) fds.push_back({err_p[0], POLLIN, 0});
     if (in_open) fds.push_back({in_p[1], POLLOUT, 0});
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
       kill(pid, SIGKILL);
@@ -102,8 +104,10 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::map<std:
       }
       ssize_t k = read(p.fd, buf, sizeof buf);
       if (k <= 0) {
-        if (p.fd == out_p[0]) out_open = false;
-        else err_open = false;
+        if (p.fd == out_p[0])
+          out_open = false;
+        else
+          err_open = false;
       } else {
         (p.fd == out_p[0] ? r.out : r.err).append(buf, size_t(k));
       }
@@ -143,6 +147,17 @@ int spawn_background(const std::vector<std::string>& argv, const std::string& lo
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw std::runtime_error("cannot spawn " + argv[0] + ": " + std::strerror(rc));
   return pid;
+}
+
+int wait_child_for(int pid, double timeout_s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+    if (r < 0 || std::chrono::steady_clock::now() >= until) return -1;
+    poll(nullptr, 0, 10);
+  }
 }
 
 int wait_child(int pid) {

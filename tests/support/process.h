@@ -1,4 +1,5 @@
-// process.h: runs a command (no shell) with extra environment, optional stdin, and a timeout; captures output.
+// process.h: runs a command (no shell) with extra environment, optional stdin, and a timeout; captures
+// output.
 #pragma once
 
 #include <map>
@@ -14,18 +15,23 @@ struct ProcResult {
   bool timed_out = false;
 };
 
-ProcResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
-                       const std::string& stdin_text = {}, double timeout_s = 120.0, const std::string& cwd = {});
+ProcResult run_process(const std::vector<std::string>& argv,
+                       const std::map<std::string, std::string>& env = {}, const std::string& stdin_text = {},
+                       double timeout_s = 120.0, const std::string& cwd = {});
 
 // Runs the ethost binary with these arguments (hermetic: --no-default-plugins is NOT added automatically).
-ProcResult run_ethost(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
-                      const std::string& stdin_text = {}, double timeout_s = 120.0);
+ProcResult run_ethost(const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env = {}, const std::string& stdin_text = {},
+                      double timeout_s = 120.0);
 
 // Starts a command in the background (stdout/stderr to the given file); returns its pid.
 int spawn_background(const std::vector<std::string>& argv, const std::string& log_file,
                      const std::map<std::string, std::string>& env = {});
 // Waits for a background child; returns its exit status (128+signal when killed).
 int wait_child(int pid);
+// Waits at most timeout_s for a background child: its exit status (128+signal when killed), or -1 if it is
+// still running then (it is left running).
+int wait_child_for(int pid, double timeout_s);
 
 // A fresh empty directory under the build tree, removed at destruction.
 class TempDir {

@@ -1,6 +1,6 @@
-// distributed_test.cpp: multi-process training through `ethost --nproc_per_node N` on CPU (c10d Gloo) — DDP and
-// ZeRO 1-3 equal one process with the global batch, accumulation equals a larger batch, ZeRO's per-rank memory,
-// ZeRO-2 resume on other world sizes, and a killed worker stopping the whole job.
+// distributed_test.cpp: multi-process training through `ethost --nproc_per_node N` on CPU (c10d Gloo) — DDP
+// and ZeRO 1-3 equal one process with the global batch, accumulation equals a larger batch, ZeRO's per-rank
+// memory, ZeRO-2 resume on other world sizes, and a killed worker stopping the whole job.
 #include <torch/torch.h>
 
 #include <doctest/doctest.h>
@@ -15,116 +15,18 @@
 #include <sstream>
 #include <thread>
 
+#include "dist_support.h"
 #include "ethost/io/safetensors.h"
 #include "process.h"
 #include "tensor_json.h"
 #include "test_paths.h"
 
 namespace fs = std::filesystem;
-using et::test::contains;
-using et::test::read_jsonl;
-using et::test::write_file;
-
-namespace {
-
-const std::string kRepo = ETHOST_SOURCE_DIR;
-
-// A tiny BERT classifier on the bundled EPRSTMT data with dropout off (so runs are deterministic functions of
-// the global batch); every step logged.
-std::string dist_config(const std::string& ckpt, const std::string& extra = {}) {
-  return "[data]\ntables = [\"" + kRepo + "/data/eprstmt/train.tsv\", \"" + kRepo +
-         "/data/eprstmt/dev.tsv\"]\ninput_schema = \"text:str:1,label:str:1\"\n"
-         "label_enumerate_values = [\"Negative\", \"Positive\"]\nsequence_length = 32\nvocab_file = \"" + kRepo +
-         "/data/vocab/bert-base-chinese-vocab.txt\"\n"
-         "[model]\nhidden_size = 32\nnum_hidden_layers = 2\nnum_attention_heads = 2\nintermediate_size = 64\n"
-         "max_position_embeddings = 64\nhidden_dropout_prob = 0.0\nattention_probs_dropout_prob = 0.0\n"
-         "[optimizer]\nlearning_rate = 1e-3\n"
-         "[train]\ncheckpoint_dir = \"" + ckpt + "\"\nlogging_steps = 1\nprogress_bar = \"never\"\nmax_steps = 6\n"
-         "tensorboard = false\n" + extra;
-}
-
-struct RunOut {
-  et::test::ProcResult r;
-  std::vector<double> losses;  // per step
-  std::vector<nlohmann::json> events;
-};
-
-// Runs text_classify training with `nproc` workers (0: no launcher) and the given --set overrides.
-RunOut train(const et::test::TempDir& dir, const std::string& name, int nproc, std::vector<std::string> sets,
-             const std::string& extra_toml = {}) {
-  write_file(dir / (name + ".toml"), dist_config(dir / name, extra_toml));
-  std::vector<std::string> args;
-  if (nproc > 0) args = {"--nproc_per_node", std::to_string(nproc)};
-  for (const char* a : {"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--config"})
-    args.push_back(a);
-  args.push_back(dir / (name + ".toml"));
-  if (nproc == 0) args.insert(args.end(), {"--threads", "1"});
-  for (auto& s : sets) {
-    args.push_back("--set");
-    args.push_back(s);
-  }
-  RunOut o;
-  o.r = et::test::run_ethost(args, {}, {}, 300);
-  if (fs::exists(dir / (name + "/metrics.jsonl"))) o.events = read_jsonl(dir / (name + "/metrics.jsonl"));
-  for (auto& e : o.events)
-    if (e["event"] == "train") o.losses.push_back(e["loss"].get<double>());
-  return o;
-}
-
-std::string tail(const std::string& s, size_t n = 3000) { return s.size() > n ? s.substr(s.size() - n) : s; }
-
-// Largest |a-b| over the tensors of two safetensors files (which must have the same keys).
-double max_weight_diff(const std::string& a, const std::string& b) {
-  auto x = et::io::read_safetensors(a), y = et::io::read_safetensors(b);
-  REQUIRE(x.size() == y.size());
-  double d = 0;
-  for (auto& [k, t] : x) {
-    REQUIRE(y.contains(k));
-    d = std::max(d, (t.to(torch::kDouble) - y.at(k).to(torch::kDouble)).abs().max().item<double>());
-  }
-  return d;
-}
-
-void check_same_curve(const RunOut& a, const RunOut& b, double tol) {
-  REQUIRE(a.losses.size() == b.losses.size());
-  REQUIRE(!a.losses.empty());
-  for (size_t i = 0; i < a.losses.size(); ++i) {
-    CAPTURE(i);
-    CHECK(std::abs(a.losses[i] - b.losses[i]) <= tol);
-  }
-}
-
-nlohmann::json last_event(const RunOut& o, const std::string& kind) {
-  for (auto it = o.events.rbegin(); it != o.events.rend(); ++it)
-    if ((*it)["event"] == kind) return *it;
-  return {};
-}
-
-std::vector<int> children_of(int pid) {
-  std::vector<int> out;
-  for (auto& e : fs::directory_iterator("/proc")) {
-    std::string n = e.path().filename().string();
-    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat;
-    std::getline(in, stat);
-    auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream ss(stat.substr(close + 2));
-    char state;
-    int ppid = 0;
-    ss >> state >> ppid;
-    if (ppid == pid) out.push_back(std::stoi(n));
-  }
-  return out;
-}
-
-bool alive(int pid) { return kill(pid, 0) == 0; }
-
-}  // namespace
+using namespace et::test::dist;
 
 TEST_SUITE("integration.distributed") {
-  TEST_CASE("DDP and ZeRO 1-3 on 2 ranks match 1 rank with the global batch; accumulation matches a larger batch") {
+  TEST_CASE(
+      "DDP and ZeRO 1-3 on 2 ranks match 1 rank with the global batch; accumulation matches a larger batch") {
     et::test::TempDir dir("dist_eq");
     auto base = train(dir, "base", 0, {"train.micro_batch_size=8"});
     INFO(tail(base.r.err));
@@ -144,7 +46,8 @@ TEST_SUITE("integration.distributed") {
         CAPTURE(stage);
         std::string name = "z" + std::to_string(stage);
         // DDP with 0.25 MB buckets: ~10 buckets, launched in order from the hooks while backward runs.
-        std::vector<std::string> sets{"train.micro_batch_size=4", "train.zero_stage=" + std::to_string(stage)};
+        std::vector<std::string> sets{"train.micro_batch_size=4",
+                                      "train.zero_stage=" + std::to_string(stage)};
         if (stage == 0) sets.push_back("distributed.bucket_mb=0.25");
         auto d = train(dir, name, 2, sets);
         INFO(tail(d.r.err));
@@ -168,13 +71,14 @@ TEST_SUITE("integration.distributed") {
     }
   }
 
-  TEST_CASE("ZeRO 1/2/3 on 4 ranks hold about 1/4 of the optimizer state (and gradients, parameters) per rank") {
+  TEST_CASE(
+      "ZeRO 1/2/3 on 4 ranks hold about 1/4 of the optimizer state (and gradients, parameters) per rank") {
     et::test::TempDir dir("dist_mem");
     std::map<int, nlohmann::json> mem;
     for (int stage : {0, 1, 2, 3}) {
       auto d = train(dir, "m" + std::to_string(stage), 4,
-                     {"train.micro_batch_size=2", "train.max_steps=2", "train.zero_stage=" + std::to_string(stage),
-                      "distributed.bucket_mb=0.5"});
+                     {"train.micro_batch_size=2", "train.max_steps=2",
+                      "train.zero_stage=" + std::to_string(stage), "distributed.bucket_mb=0.5"});
       INFO(tail(d.r.err));
       REQUIRE(d.r.exit_code == 0);
       mem[stage] = last_event(d, "memory");
@@ -189,8 +93,10 @@ TEST_SUITE("integration.distributed") {
       CAPTURE(stage);
       CAPTURE(mem[stage].dump());
       CHECK(ratio(stage, "optimizer_state_bytes") == doctest::Approx(0.25).epsilon(0.05));
-      if (stage >= 2) CHECK(ratio(stage, "gradient_bytes") == doctest::Approx(0.25).epsilon(0.05));
-      else CHECK(ratio(stage, "gradient_bytes") == doctest::Approx(1.0).epsilon(0.01));
+      if (stage >= 2)
+        CHECK(ratio(stage, "gradient_bytes") == doctest::Approx(0.25).epsilon(0.05));
+      else
+        CHECK(ratio(stage, "gradient_bytes") == doctest::Approx(1.0).epsilon(0.01));
       if (stage == 3) CHECK(ratio(stage, "parameter_bytes") == doctest::Approx(0.25).epsilon(0.05));
     }
   }
@@ -198,7 +104,8 @@ TEST_SUITE("integration.distributed") {
   TEST_CASE("a 2-rank ZeRO-2 checkpoint resumes on 1 and on 4 ranks with the same losses") {
     et::test::TempDir dir("dist_resume");
     auto full = train(dir, "full", 2,
-                      {"train.micro_batch_size=4", "train.zero_stage=2", "train.max_steps=8", "train.save_checkpoint_steps=4"});
+                      {"train.micro_batch_size=4", "train.zero_stage=2", "train.max_steps=8",
+                       "train.save_checkpoint_steps=4"});
     INFO(tail(full.r.err));
     REQUIRE(full.r.exit_code == 0);
     REQUIRE(full.losses.size() == 8);
@@ -207,9 +114,10 @@ TEST_SUITE("integration.distributed") {
       std::string name = "r" + std::to_string(ranks);
       fs::create_directories(dir / name);
       fs::copy(dir / "full/checkpoint-4", dir / (name + "/checkpoint-4"), fs::copy_options::recursive);
-      auto r = train(dir, name, ranks == 1 ? 0 : ranks,
-                     {"train.micro_batch_size=" + std::to_string(8 / ranks), "train.zero_stage=2", "train.max_steps=8",
-                      "train.save_checkpoint_steps=4", "train.resume_from_checkpoint=latest"});
+      auto r = train(
+          dir, name, ranks == 1 ? 0 : ranks,
+          {"train.micro_batch_size=" + std::to_string(8 / ranks), "train.zero_stage=2", "train.max_steps=8",
+           "train.save_checkpoint_steps=4", "train.resume_from_checkpoint=latest"});
       INFO(tail(r.r.err));
       REQUIRE(r.r.exit_code == 0);
       CHECK(contains(r.r.err, "resumed from "));
@@ -219,22 +127,37 @@ TEST_SUITE("integration.distributed") {
         CAPTURE(i);
         CHECK(std::abs(r.losses[i] - tail_full[i]) <= 1e-5);
       }
-      CHECK(max_weight_diff(dir / "full/checkpoint-8/model.safetensors", dir / (name + "/checkpoint-8/model.safetensors")) <
-            1e-5);
+      CHECK(max_weight_diff(dir / "full/checkpoint-8/model.safetensors",
+                            dir / (name + "/checkpoint-8/model.safetensors")) < 1e-5);
     }
   }
 
   TEST_CASE("killing one worker stops the job with a message naming the rank, and leaves no process behind") {
     et::test::TempDir dir("dist_kill");
     write_file(dir / "k.toml", dist_config(dir / "k"));
-    std::vector<std::string> argv{ETHOST_EXE, "--nproc_per_node", "2", "--worker_timeout", "5", "--no-default-plugins",
-                                  "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--config", dir / "k.toml",
-                                  "--set", "train.max_steps=100000", "--set", "train.save_checkpoint_steps=2",
-                                  "--set", "train.micro_batch_size=4"};
+    std::vector<std::string> argv{ETHOST_EXE,
+                                  "--nproc_per_node",
+                                  "2",
+                                  "--worker_timeout",
+                                  "5",
+                                  "--no-default-plugins",
+                                  "--plugin-dir",
+                                  ETHOST_PLUGIN_DIR,
+                                  "--app",
+                                  "text_classify",
+                                  "--config",
+                                  dir / "k.toml",
+                                  "--set",
+                                  "train.max_steps=100000",
+                                  "--set",
+                                  "train.save_checkpoint_steps=2",
+                                  "--set",
+                                  "train.micro_batch_size=4"};
     int launcher = et::test::spawn_background(argv, dir / "log", {{"ETHOST_PLUGIN_PATH", ""}});
     // Wait (polling the file system, bounded) until training is under way on both ranks.
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (!fs::exists(dir / "k/checkpoint-2/train_state/trainer_state.json") && std::chrono::steady_clock::now() < until)
+    while (!fs::exists(dir / "k/checkpoint-2/train_state/trainer_state.json") &&
+           std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     REQUIRE(fs::exists(dir / "k/checkpoint-2/train_state/trainer_state.json"));
     auto workers = children_of(launcher);
@@ -256,8 +179,9 @@ TEST_SUITE("integration.distributed") {
   TEST_CASE("bf16 autocast with activation checkpointing trains (fp32 master weights)") {
     et::test::TempDir dir("bf16");
     auto base = train(dir, "fp32", 0, {"train.micro_batch_size=8", "train.max_steps=12"});
-    auto r = train(dir, "bf16", 0, {"train.micro_batch_size=8", "train.max_steps=12", "train.precision=bf16",
-                                    "train.activation_checkpointing=1", "train.offload_optimizer=true"});
+    auto r = train(dir, "bf16", 0,
+                   {"train.micro_batch_size=8", "train.max_steps=12", "train.precision=bf16",
+                    "train.activation_checkpointing=1", "train.offload_optimizer=true"});
     INFO(tail(r.r.err));
     REQUIRE(r.r.exit_code == 0);
     CHECK(contains(r.r.err, "precision bf16"));
