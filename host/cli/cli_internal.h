@@ -17,5 +17,7 @@ int cmd_version();
 int cmd_tokenize(int argc, const char* const* argv);
 // `ethost doctor ...`: CPU, BLAS core, threads, oneDNN, GEMM peaks (argv without the subcommand word).
 int cmd_doctor(int argc, const char* const* argv);
+// `ethost segment [--dict FILE]`: jieba-style word segmentation of stdin lines.
+int cmd_segment(int argc, const char* const* argv);
 
 }  // namespace et::host
