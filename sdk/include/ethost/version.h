@@ -11,7 +11,7 @@
 //    Every plugin must then be rebuilt; the entry symbol name (ethost_plugin_v<MAJOR>) changes with it.
 //  - MINOR changes on additive changes only (new kinds, new Context services, new capability interfaces).
 //  - 2.1: et::DistError (exit code 5), ProcessGroup::create(env, GroupOptions), ethost/dist/net.h,
-//    et::text::Segmenter.
+//    et::text::Segmenter, ethost/data/mlm_masking.h.
 //  - 2.0 (SDK 2): components derive from et::Component (capability lookup), open data features, the Predictor
 //    capability, the supervised-app base, the HF model toolkit and the trainer's hooks.
 //  - A plugin is compatible when: same MAJOR, plugin MINOR <= host MINOR, same LibTorch major.minor,

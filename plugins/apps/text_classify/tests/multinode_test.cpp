@@ -280,6 +280,8 @@ TEST_SUITE("integration.multinode") {
     CHECK(st[0] != 0);
     CHECK(st[0] != -1);
     CHECK(st[1] == 128 + SIGKILL);  // node 1's launcher exits with its worker's status
+    MESSAGE("killed worker: both launchers ended " << took << " s after the kill (exit " << st[0] << ", "
+                                                   << st[1] << ")");
     CHECK(took < 5 + 5);
     // Node 0's last line names the rank, the node and the cause.
     CHECK(contains(log0, "rank 1 (node 1, host "));
@@ -316,6 +318,7 @@ TEST_SUITE("integration.multinode") {
     INFO(tail(log1));
     CHECK(st[0] == 128 + SIGTERM);
     CHECK(st[1] == 128 + SIGTERM);
+    MESSAGE("frozen worker: both launchers ended " << took << " s after SIGTERM (worker timeout 5 s)");
     CHECK(took < 5 + 5);
     CHECK(contains(log1, "node 0 is stopping (node 0's launcher received signal 15"));
     CHECK(contains(log0,
@@ -348,6 +351,7 @@ TEST_SUITE("integration.multinode") {
       INFO(tail(log));
       CHECK(waiting);
       CHECK(st == 128 + SIGTERM);
+      MESSAGE("SIGTERM during the rendezvous: exit " << st << " after " << took << " s");
       CHECK(took < 5);
       CHECK(contains(log, "node 0 stopped by signal 15 (Terminated) while waiting for the other nodes"));
     }
@@ -360,6 +364,7 @@ TEST_SUITE("integration.multinode") {
       std::string log = et::test::read_file(dir / "m.node0.log");
       INFO(tail(log));
       CHECK(st == 5);
+      MESSAGE("missing node 1: node 0 exited " << st << " after " << took << " s (rendezvous timeout 3 s)");
       CHECK(took < 3 + 5);
       CHECK(
           contains(log, "node 0: rendezvous timed out after 3 s: node(s) 1 never joined (1/2 at 10.99.0.1:"));
@@ -373,6 +378,7 @@ TEST_SUITE("integration.multinode") {
       std::string log = et::test::read_file(dir / "m.node1.log");
       INFO(tail(log));
       CHECK(st == 5);
+      MESSAGE("missing node 0: node 1 exited " << st << " after " << took << " s (rendezvous timeout 3 s)");
       CHECK(took < 3 + 5);
       CHECK(contains(log, "node 1: nothing answered at 10.99.0.1:29471 within the rendezvous timeout (3 s)"));
     }
@@ -400,6 +406,7 @@ TEST_SUITE("integration.distributed") {
     const double took = since(t0);
     INFO(tail(r.err));
     CHECK(r.exit_code == 5);
+    MESSAGE("missing rank: exit " << r.exit_code << " after " << took << " s (rendezvous timeout 2 s)");
     CHECK(took < 2 + 5);
     CHECK(contains(r.err,
                    "rank 0 (node 0): rendezvous timed out after 2 s: rank(s) 1 (node 1) never arrived; 1/2 "
