@@ -1,12 +1,19 @@
 // cli_internal.h: the host command implementations shared between the host's CLI files.
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <string>
 
 #include "options.h"
 #include "plugin/plugin_index.h"
 
 namespace et::host {
+
+// Parses a subcommand's argv (argv[0] is the subcommand word); a bad flag is an et::UsageError naming
+// `command`.
+boost::program_options::variables_map parse_subcommand(
+    int argc, const char* const* argv, const boost::program_options::options_description& desc,
+    const std::string& command);
 
 int cmd_list(const PluginIndex& index, bool json, bool verbose);
 int cmd_describe(const PluginIndex& index, const std::string& what);

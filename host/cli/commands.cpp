@@ -11,6 +11,20 @@
 
 namespace et::host {
 
+boost::program_options::variables_map parse_subcommand(
+    int argc, const char* const* argv, const boost::program_options::options_description& desc,
+    const std::string& command) {
+  namespace po = boost::program_options;
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what(), command, "see `" + command + " --help`");
+  }
+  return vm;
+}
+
 int run_host(int argc, const char* const* argv) {
   if (argc >= 2 && std::strcmp(argv[1], "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);

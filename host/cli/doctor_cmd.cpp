@@ -110,13 +110,7 @@ int cmd_doctor(int argc, const char* const* argv) {
       "threads", po::value<int>(&threads),
       "intra-op threads (default: as `ethost --app` would use: all cores)")(
       "no-gemm", po::bool_switch(&no_gemm), "skip the GEMM peak measurement");
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what(), "ethost doctor", "see `ethost doctor --help`");
-  }
+  auto vm = parse_subcommand(argc, argv, desc, "ethost doctor");
   if (vm.count("help")) {
     std::cout << "usage: ethost doctor [--json] [--threads N] [--no-gemm]\n"
               << "Prints what ethost runs on; paste it into bug reports.\n"

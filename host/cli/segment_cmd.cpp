@@ -58,13 +58,7 @@ int cmd_segment(int argc, const char* const* argv) {
       ("keep-space", po::bool_switch(&keep_space), "also print whitespace tokens (jieba yields them)")
       ("stats", po::bool_switch(&stats), "print bytes, seconds and MB/s (dictionary load excluded) to stderr");
   // clang-format on
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(d).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what(), "ethost segment", "see ethost segment --help");
-  }
+  parse_subcommand(argc, argv, d, "ethost segment");
   if (help) {
     std::cout << "Usage: ethost segment [--dict dict.txt] < lines\n"
                  "Prints the words of each input line, as jieba's cut(HMM=False) (see docs/segmenter.md).\n"

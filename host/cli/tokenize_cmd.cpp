@@ -153,14 +153,7 @@ void flush_batch(const text::Tokenizer& tok, bool pair, std::vector<std::string>
 int cmd_tokenize(int argc, const char* const* argv) {
   TokenizeOptions o;
   auto desc = make_options(o);
-  po::variables_map vm;
-  try {
-    // argv[0] is "tokenize"; the parser skips it like a program name.
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what(), "ethost tokenize", "see ethost tokenize --help");
-  }
+  auto vm = parse_subcommand(argc, argv, desc, "ethost tokenize");
   if (o.help) {
     std::cout
         << "Usage: ethost tokenize (--vocab vocab.txt | --model_dir DIR) [--cased] [--pair] [--max_length N]"

@@ -108,6 +108,11 @@ std::string host_name() {
   return b;
 }
 
+std::chrono::steady_clock::time_point after(double s) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
 std::string seconds(double s) {
   std::ostringstream os;
   os << s;
@@ -126,9 +131,7 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
   const int node = o.node_rank;
   const std::string me = "node " + std::to_string(node);
   const double rdzv_s = o.rendezvous_timeout > 0 ? o.rendezvous_timeout : 300.0;
-  const auto rdzv_deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(rdzv_s));
+  const auto rdzv_deadline = after(rdzv_s);
 
   // Signals first: a launcher waiting for the store or for other nodes must stop at once when asked to.
   std::signal(SIGINT, on_signal);
@@ -267,9 +270,7 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
   auto stop_workers = [&](int sig) {
     for (auto& w : workers)
       if (!w.done) kill(w.pid, sig);
-    deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                               std::chrono::duration<double>(o.worker_timeout));
+    deadline = after(o.worker_timeout);
   };
   auto last_poll = std::chrono::steady_clock::now();
   bool killed = false;
@@ -338,10 +339,7 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
   // Node 0 keeps the store up until every node is done (bounded), so that they can read its notices.
   store->mark_done();
   if (o.nnodes > 1 && store->hosts()) {
-    auto until =
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                               std::chrono::duration<double>(o.worker_timeout));
-    if (!store->wait_all_done(until))
+    if (!store->wait_all_done(after(o.worker_timeout)))
       log.warn("not every node reported its end within ", seconds(o.worker_timeout), " s");
     if (cause == Cause::local_failure && remote.empty()) {
       try {

@@ -106,26 +106,20 @@ NodeStore::Wait NodeStore::join(const std::string& info, Clock::time_point deadl
   return Wait::ok;
 }
 
-void NodeStore::post_abort(const std::string& message) {
+void NodeStore::post(const std::string& notice) {
   if (impl_->posted) return;
   impl_->posted = true;
   try {
-    impl_->store->set(kPfx + "notice/" + std::to_string(impl_->node), bytes("abort 0 " + message));
+    impl_->store->set(kPfx + "notice/" + std::to_string(impl_->node), bytes(notice));
     impl_->store->add(kPfx + "notices", 1);
   } catch (const std::exception&) {
     // The store is gone: the other nodes find out from that.
   }
 }
 
+void NodeStore::post_abort(const std::string& message) { post("abort 0 " + message); }
 void NodeStore::post_stop(int signal, const std::string& message) {
-  if (impl_->posted) return;
-  impl_->posted = true;
-  try {
-    impl_->store->set(kPfx + "notice/" + std::to_string(impl_->node),
-                      bytes("stop " + std::to_string(signal) + " " + message));
-    impl_->store->add(kPfx + "notices", 1);
-  } catch (const std::exception&) {
-  }
+  post("stop " + std::to_string(signal) + " " + message);
 }
 
 std::optional<NodeNotice> NodeStore::poll() {

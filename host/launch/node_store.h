@@ -55,6 +55,7 @@ class NodeStore {
 
  private:
   explicit NodeStore(std::unique_ptr<Impl> impl);
+  void post(const std::string& notice);  // "abort 0 <message>" or "stop <signal> <message>", once
   std::unique_ptr<Impl> impl_;
 };
 

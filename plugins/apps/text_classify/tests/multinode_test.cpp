@@ -191,6 +191,46 @@ int free_port() {
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Two nodes training without end (checkpoints every 2 steps), once both are under way; FAILs otherwise.
+struct LongJob {
+  int pid[2] = {-1, -1};
+  std::vector<int> workers[2];  // each launcher's worker processes
+};
+
+LongJob start_long_job(const TwoHosts& h, const et::test::TempDir& dir, const std::string& name) {
+  write_file(dir / (name + ".toml"), dist_config(dir / name));
+  const std::vector<std::string> sets{"train.max_steps=100000", "train.save_checkpoint_steps=2",
+                                      "train.micro_batch_size=4"};
+  LongJob j;
+  for (int n = 0; n < 2; ++n) j.pid[n] = start_node(h, n, dir, name, sets);
+  const bool running = wait_for_file(dir / (name + "/checkpoint-2/train_state/trainer_state.json"), 120);
+  for (int n = 0; n < 2; ++n) j.workers[n] = children_of(j.pid[n]);
+  if (!running || j.workers[1].size() != 1) {
+    for (int p : j.pid) kill(p, SIGKILL), et::test::wait_child(p);
+    FAIL("training did not get under way on both nodes");
+  }
+  return j;
+}
+
+// Waits (bounded) for both launchers, kills what is left, and reads their logs.
+struct JobEnd {
+  int status[2] = {-1, -1};  // -1: still running at the bound (then killed)
+  double took = 0;           // seconds from t0 until both had ended
+  std::string log[2];
+};
+
+JobEnd finish(const LongJob& j, const et::test::TempDir& dir, const std::string& name, Clock::time_point t0,
+              double bound_s) {
+  JobEnd e;
+  for (int n = 0; n < 2; ++n) e.status[n] = et::test::wait_child_for(j.pid[n], bound_s);
+  e.took = since(t0);
+  for (int n = 0; n < 2; ++n) {
+    if (e.status[n] == -1) kill(j.pid[n], SIGKILL), et::test::wait_child(j.pid[n]);
+    e.log[n] = et::test::read_file(dir / (name + ".node" + std::to_string(n) + ".log"));
+  }
+  return e;
+}
+
 }  // namespace
 
 TEST_SUITE("integration.multinode") {
@@ -257,24 +297,13 @@ TEST_SUITE("integration.multinode") {
     TwoHosts h;
     if (!have_hosts(h)) return;
     et::test::TempDir dir("multinode_kill");
-    write_file(dir / "k.toml", dist_config(dir / "k"));
-    const std::vector<std::string> sets{"train.max_steps=100000", "train.save_checkpoint_steps=2",
-                                        "train.micro_batch_size=4"};
-    int pid[2] = {start_node(h, 0, dir, "k", sets), start_node(h, 1, dir, "k", sets)};
-    const bool running = wait_for_file(dir / "k/checkpoint-2/train_state/trainer_state.json", 120);
-    std::vector<int> workers[2] = {children_of(pid[0]), children_of(pid[1])};
-    if (!running || workers[1].size() != 1) {
-      for (int p : pid) kill(p, SIGKILL), et::test::wait_child(p);
-      FAIL("training did not get under way on both nodes");
-    }
+    const LongJob job = start_long_job(h, dir, "k");
     auto t0 = Clock::now();
-    kill(workers[1][0], SIGKILL);
-    int st[2] = {et::test::wait_child_for(pid[0], 5 + 5), et::test::wait_child_for(pid[1], 5 + 5)};
-    const double took = since(t0);
-    for (int n = 0; n < 2; ++n)
-      if (st[n] == -1) kill(pid[n], SIGKILL), et::test::wait_child(pid[n]);
-    std::string log0 = et::test::read_file(dir / "k.node0.log"),
-                log1 = et::test::read_file(dir / "k.node1.log");
+    kill(job.workers[1][0], SIGKILL);
+    const JobEnd end = finish(job, dir, "k", t0, 5 + 5);
+    const int* st = end.status;
+    const double took = end.took;
+    const std::string &log0 = end.log[0], &log1 = end.log[1];
     INFO(tail(log0));
     INFO(tail(log1));
     CHECK(st[0] != 0);
@@ -286,7 +315,7 @@ TEST_SUITE("integration.multinode") {
     // Node 0's last line names the rank, the node and the cause.
     CHECK(contains(log0, "rank 1 (node 1, host "));
     CHECK(contains(log0, "failed: killed by signal 9"));
-    for (auto& ws : workers)
+    for (auto& ws : job.workers)
       for (int w : ws) CHECK_FALSE(alive(w));
   }
 
@@ -295,25 +324,14 @@ TEST_SUITE("integration.multinode") {
     TwoHosts h;
     if (!have_hosts(h)) return;
     et::test::TempDir dir("multinode_frozen");
-    write_file(dir / "f.toml", dist_config(dir / "f"));
-    const std::vector<std::string> sets{"train.max_steps=100000", "train.save_checkpoint_steps=2",
-                                        "train.micro_batch_size=4"};
-    int pid[2] = {start_node(h, 0, dir, "f", sets), start_node(h, 1, dir, "f", sets)};
-    const bool running = wait_for_file(dir / "f/checkpoint-2/train_state/trainer_state.json", 120);
-    std::vector<int> workers[2] = {children_of(pid[0]), children_of(pid[1])};
-    if (!running || workers[1].size() != 1) {
-      for (int p : pid) kill(p, SIGKILL), et::test::wait_child(p);
-      FAIL("training did not get under way on both nodes");
-    }
-    kill(workers[1][0], SIGSTOP);  // rank 1 stops answering: rank 0 blocks in its next all-reduce
+    const LongJob job = start_long_job(h, dir, "f");
+    kill(job.workers[1][0], SIGSTOP);  // rank 1 stops answering: rank 0 blocks in its next all-reduce
     auto t0 = Clock::now();
-    kill(pid[0], SIGTERM);
-    int st[2] = {et::test::wait_child_for(pid[0], 5 + 5), et::test::wait_child_for(pid[1], 5 + 5)};
-    const double took = since(t0);
-    for (int n = 0; n < 2; ++n)
-      if (st[n] == -1) kill(pid[n], SIGKILL), et::test::wait_child(pid[n]);
-    std::string log0 = et::test::read_file(dir / "f.node0.log"),
-                log1 = et::test::read_file(dir / "f.node1.log");
+    kill(job.pid[0], SIGTERM);
+    const JobEnd end = finish(job, dir, "f", t0, 5 + 5);
+    const int* st = end.status;
+    const double took = end.took;
+    const std::string &log0 = end.log[0], &log1 = end.log[1];
     INFO(tail(log0));
     INFO(tail(log1));
     CHECK(st[0] == 128 + SIGTERM);
@@ -328,7 +346,7 @@ TEST_SUITE("integration.multinode") {
         log1,
         "node 1 stopped by signal 15 (Terminated, from another node: node 0's launcher received "
         "signal 15 (Terminated)); rank 1: killed by signal 9 (Killed) after the 5 s worker timeout"));
-    for (auto& ws : workers)
+    for (auto& ws : job.workers)
       for (int w : ws) CHECK_FALSE(alive(w));
   }
 
