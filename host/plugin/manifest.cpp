@@ -129,7 +129,21 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
     }
     std::sort(c.config.begin(), c.config.end(),
               [](const ConfigKeySpec& a, const ConfigKeySpec& b) { return a.key < b.key; });
+    // `aliases = ["language_modeling"]`: the same component under other names (EasyNLP's app names); the
+    // plugin registers its factory under each.
+    std::vector<ComponentDecl> aliases;
+    if (auto* names = (*p)["aliases"].as_array())
+      for (auto& a : *names) {
+        ComponentDecl alias = c;
+        alias.name = a.value_or(std::string());
+        if (alias.name.empty() || alias.name == c.name)
+          throw fail(c.key() + ": aliases must be non-empty names other than the component's own");
+        alias.alias_of = c.key();
+        alias.description = "alias of " + c.key() + ": " + c.description;
+        aliases.push_back(std::move(alias));
+      }
     m.provides.push_back(std::move(c));
+    for (auto& a : aliases) m.provides.push_back(std::move(a));
   }
   return m;
 }

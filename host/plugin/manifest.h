@@ -19,6 +19,7 @@ struct ComponentDecl {
   std::vector<std::string> services;  // SDK services whose keys it takes (ethost/services.h)
   std::vector<ConfigKeySpec> config;  // sorted by key
   Config defaults;                    // defaults of every key that has one, origin "defaults of kind/name"
+  std::string alias_of;               // non-empty: another name of that component (manifest `aliases`)
 
   std::string key() const { return std::string(kind_name(kind)) + "/" + name; }
 };

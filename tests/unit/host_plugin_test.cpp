@@ -94,6 +94,25 @@ services = ["transformer"]
     }
   }
 
+  TEST_CASE("manifest aliases: the same component under other names, marked as aliases") {
+    auto m = parse_manifest(
+        "[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"app\"\nname=\"pretrain\"\n"
+        "aliases=[\"language_modeling\"]\ndescription=\"d\"\n[provides.config.k]\ntype=\"int\"\ndefault=3\n",
+        "p.so");
+    REQUIRE(m.provides.size() == 2);
+    CHECK(m.provides[0].name == "pretrain");
+    CHECK(m.provides[0].alias_of.empty());
+    CHECK(m.provides[1].name == "language_modeling");
+    CHECK(m.provides[1].alias_of == "app/pretrain");
+    CHECK(m.provides[1].description == "alias of app/pretrain: d");
+    REQUIRE(m.provides[1].config.size() == 1);
+    CHECK(m.provides[1].defaults.view().get_int("k") == 3);
+    CHECK_THROWS_AS(parse_manifest("[plugin]\nid=\"x\"\nversion=\"1\"\n[[provides]]\nkind=\"app\"\n"
+                                   "name=\"a\"\naliases=[\"a\"]\n",
+                                   "p.so"),
+                    et::PluginError);
+  }
+
   TEST_CASE("manifest errors are plugin errors naming the file") {
     auto err = [](const std::string& text) {
       try {

@@ -149,6 +149,37 @@ std::vector<int32_t> whole_word_ids(const text::Encoding& enc, std::string_view 
   return ids;
 }
 
+std::vector<int32_t> whole_word_ids(const std::vector<text::Token>& tokens, std::string_view text,
+                                    const text::Segmenter* seg) {
+  std::vector<int64_t> starts;  // code point where each segmenter word starts
+  if (seg) {
+    std::vector<std::string_view> words;
+    seg->cut(text, words);
+    int64_t cp = 0;
+    for (auto w : words) {
+      starts.push_back(cp);
+      cp += count_code_points(w);
+    }
+  }
+  std::vector<int32_t> ids(tokens.size(), 0);
+  int32_t next_word = 0;
+  int64_t prev_key = -1;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    int64_t key = -1;
+    if (!starts.empty())
+      key = static_cast<int64_t>(std::upper_bound(starts.begin(), starts.end(), tokens[i].start) -
+                                 starts.begin()) -
+            1;
+    const bool continuation = tokens[i].text.rfind("##", 0) == 0;
+    if (i > 0 && (continuation || (key >= 0 && key == prev_key)))
+      ids[i] = ids[i - 1];
+    else
+      ids[i] = next_word++;
+    prev_key = key;
+  }
+  return ids;
+}
+
 std::mt19937_64 masking_rng(uint64_t seed, uint64_t epoch, uint64_t index) {
   return std::mt19937_64(mix(mix(mix(seed) ^ epoch) ^ index));
 }

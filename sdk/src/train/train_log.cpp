@@ -25,6 +25,18 @@ std::string pct(double frac) {
   return os.str();
 }
 
+std::string duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  std::ostringstream os;
+  if (s >= 3600)
+    os << s / 3600 << "h" << std::setw(2) << std::setfill('0') << (s % 3600) / 60 << "m";
+  else if (s >= 60)
+    os << s / 60 << "m" << std::setw(2) << std::setfill('0') << s % 60 << "s";
+  else
+    os << s << "s";
+  return os.str();
+}
+
 std::string mb(int64_t bytes) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MB";
@@ -41,15 +53,19 @@ class TrainLog final : public LoopObserver {
                " trainable");
     L.log.info("optimizer: ", L.par.optimizer().describe(), "; lr schedule ", o.lr_schedule, ", warmup ",
                L.st.warmup_steps, " of ", L.st.total_steps, " steps; precision ", o.precision);
-    L.log.info("data: ", L.source.num_examples(), " training examples, ", L.batches_per_epoch,
-               " batches/epoch of ", o.micro_batch_size, " x ", L.world.world_size,
+    const std::string size = L.batches_per_epoch < 0
+                                 ? std::string("streamed (size unknown)")
+                                 : std::to_string(L.source.num_examples()) + " training examples, " +
+                                       std::to_string(L.batches_per_epoch) + " batches/epoch";
+    L.log.info("data: ", size, ", micro-batches of ", o.micro_batch_size, " x ", L.world.world_size,
                " process(es), gradient accumulation ", o.gradient_accumulation_steps, "; world size ",
                L.world.world_size, ", threads ", L.ctx.threads());
     L.log.info("best model chosen on ", L.metric, " (", L.greater ? "higher" : "lower",
                " is better); outputs in ", o.checkpoint_dir);
     log_memory(L);
     L.bar = std::make_unique<Progress>("train", L.st.total_steps, L.is_main() ? o.progress_bar : "never");
-    t_log_ = std::chrono::steady_clock::now();
+    t_log_ = t_begin_ = std::chrono::steady_clock::now();
+    step_begin_ = L.st.global_step;
   }
 
   void after_step(Loop& L, const StepEvent& ev) override {
@@ -68,10 +84,17 @@ class TrainLog final : public LoopObserver {
     for (const auto& [name, v] : values)
       if (name != "loss") terms += " | " + name + " " + fmt_number(v);
     L.bar->clear();
-    L.log.info("step ", step, "/", L.st.total_steps, " epoch ", ev.epoch + 1, " | loss ", fmt_number(loss),
-               " (last ", L.losses.count("loss"), ")", terms, " | lr ", fmt_number(ev.lr, 3), " | ",
-               rate(sps), " samples/s | ", rate(tps), " tokens/s | data wait ", pct(waited / span),
-               L.par.comm_summary());
+    // Progress and ETA from the steps of this process (a resumed run's earlier steps took other time).
+    const double run_secs = seconds_since(t_begin_);
+    const int64_t done = step - step_begin_, left = L.st.total_steps - step;
+    std::string progress =
+        pct(static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, L.st.total_steps)));
+    if (done > 0)
+      progress += ", ETA " + duration(run_secs * static_cast<double>(left) / static_cast<double>(done));
+    L.log.info("step ", step, "/", L.st.total_steps, " (", progress, ") epoch ", ev.epoch + 1, " | loss ",
+               fmt_number(loss), " (last ", L.losses.count("loss"), ")", terms, " | lr ",
+               fmt_number(ev.lr, 3), " | ", rate(sps), " samples/s | ", rate(tps), " tokens/s | data wait ",
+               pct(waited / span), L.par.comm_summary());
     values["lr"] = ev.lr;
     values["samples_per_sec"] = sps;
     values["tokens_per_sec"] = tps;
@@ -113,7 +136,8 @@ class TrainLog final : public LoopObserver {
                        {"unsharded_parameter_bytes", double(h.unsharded_parameters)}});
   }
 
-  std::chrono::steady_clock::time_point t_log_;
+  std::chrono::steady_clock::time_point t_log_, t_begin_;
+  int64_t step_begin_ = 0;
   double wait_before_ = 0;
 };
 

@@ -12,6 +12,7 @@
 
 namespace et::text {
 struct Encoding;
+struct Token;
 class Segmenter;
 class Vocab;
 }  // namespace et::text
@@ -56,6 +57,11 @@ ET_API MaskedTokens mask_tokens(const std::vector<int64_t>& input_ids, const std
 // Special tokens and padding (zero-length offsets) get -1.
 ET_API std::vector<int32_t> whole_word_ids(const text::Encoding& enc, std::string_view text_a,
                                            std::string_view text_b, const text::Segmenter* seg);
+
+// Word ids for the WordPiece tokens of one text (Tokenizer::tokenize, no special tokens), numbered from 0:
+// the same rules as above. A packer concatenating sentences offsets them.
+ET_API std::vector<int32_t> whole_word_ids(const std::vector<text::Token>& tokens, std::string_view text,
+                                           const text::Segmenter* seg);
 
 // The generator for one example's masking: a function of (seed, epoch, index) only, so dynamic masking
 // differs per epoch, is the same on every rank and after a resume, and static masking is epoch = 0.

@@ -69,9 +69,15 @@ void TaskHeads::forward(const at::Tensor& last, const at::Tensor& pooled, const 
     if (s && e) add_loss(out, "span_loss", span_loss(start, end, *s, *e));
   }
   if (has("mlm")) {
-    auto logits = cls->predictions->forward(last);
+    const auto* pos = find(in, "mlm_positions");
+    auto hidden = pos ? last.reshape({-1, last.size(-1)}).index_select(0, *pos) : last;
+    auto logits = cls->predictions->forward(hidden);
     out["mlm_logits"] = logits;
-    if (const auto* y = find(in, "mlm_labels")) add_loss(out, "mlm_loss", classification_loss(logits, *y));
+    if (const auto* y = find(in, "mlm_labels")) {
+      at::Tensor labels = *y;
+      if (pos && labels.dim() == 2) labels = labels.reshape({-1}).index_select(0, *pos);
+      add_loss(out, "mlm_loss", classification_loss(logits, labels));
+    }
   }
   if (has("nsp")) {
     auto logits = cls->seq_relationship->forward(pooled);

@@ -35,7 +35,10 @@ class ET_API TaskHeads {
   // (undefined without a pooler): logits (+ sequence_loss from "labels"), token_logits (+ token_loss from
   // "token_labels"), start_logits/end_logits (+ span_loss from "start_positions"/"end_positions"), mlm_logits
   // (+ mlm_loss from "mlm_labels"), nsp_logits (+ nsp_loss from "next_sentence_label"). "loss" is the sum of
-  // the losses computed (HF BertForPreTraining: mlm + nsp).
+  // the losses computed (HF BertForPreTraining: mlm + nsp). With an int64 "mlm_positions" [N] input (flat
+  // indices b * T + t), the MLM head runs on those positions only: mlm_logits is [N, vocab] and mlm_labels
+  // may be [B, T] (read at the positions) or [N] — the same loss as HF's on all positions when the others
+  // are -100, for a fraction of the decoder's cost.
   void forward(const at::Tensor& last_hidden, const at::Tensor& pooled, const TensorMap& inputs,
                TensorMap& out);
 
