@@ -158,6 +158,26 @@ std::string PretrainApp::saved_model_dir() const {
   return dir;
 }
 
+PackOptions PretrainApp::pack_options() const {
+  PackOptions po;
+  po.max_length = o_.sequence_length;
+  po.pair_task = o_.pair_task;
+  po.cross_documents = o_.cross_documents;
+  po.fill = o_.fill_sequences;
+  po.seed = static_cast<uint64_t>(o_.seed);
+  return po;
+}
+
+// The jieba segmenter for whole-word masking, loaded once (training and every evaluation share it); null
+// without whole-word masking.
+const text::Segmenter* PretrainApp::segmenter() {
+  if (!o_.mlm.whole_word) return nullptr;
+  if (!seg_)
+    seg_.emplace(text::Segmenter::from_file(o_.jieba_dict.empty() ? text::Segmenter::default_dict_path()
+                                                                  : o_.jieba_dict));
+  return &*seg_;
+}
+
 CorpusOptions PretrainApp::corpus_options(std::vector<std::string> files) const {
   CorpusOptions co;
   co.files = std::move(files);
@@ -174,9 +194,6 @@ void PretrainApp::train() {
   std::vector<std::string> train_files = expand_tables({o_.tables[0]});
   dev_files_ = expand_tables(std::vector<std::string>(o_.tables.begin() + 1, o_.tables.end()));
   setup_tokenizer(o_.pretrained);
-  if (o_.mlm.whole_word)
-    seg_.emplace(text::Segmenter::from_file(o_.jieba_dict.empty() ? text::Segmenter::default_dict_path()
-                                                                  : o_.jieba_dict));
   if (!o_.exclude_tables.empty()) {
     // The texts of the excluded tables (e.g. a task's dev and test sets), whole, as they appear in rows.
     auto set = std::make_shared<std::unordered_set<std::string>>();
@@ -191,14 +208,9 @@ void PretrainApp::train() {
               " file(s); training rows repeating one are dropped");
     exclude_ = set;
   }
-  PackOptions po;
-  po.max_length = o_.sequence_length;
-  po.pair_task = o_.pair_task;
-  po.cross_documents = o_.cross_documents;
-  po.fill = o_.fill_sequences;
-  po.seed = static_cast<uint64_t>(o_.seed);
+  const PackOptions po = pack_options();
   auto corpus = std::make_unique<Corpus>(corpus_options(train_files));
-  auto packer = std::make_unique<Packer>(*corpus, *tok_, seg_ ? &*seg_ : nullptr, po);
+  auto packer = std::make_unique<Packer>(*corpus, *tok_, segmenter(), po);
   const bool pair = o_.pair_task != PairTask::none;
   StreamSource source(std::move(corpus), std::move(packer), spec_, pair, tok_->vocab().pad_id());
   log_.info("pretraining on ", train_files.size(), " file(s), streamed; MLM ", o_.mlm.probability,
@@ -260,20 +272,11 @@ std::map<std::string, double> PretrainApp::evaluate() {
 // the same targets), and a unigram model fitted on the same text as a baseline.
 std::map<std::string, double> PretrainApp::evaluate_files(const std::vector<std::string>& files) {
   torch::NoGradGuard no_grad;
-  PackOptions po;
-  po.max_length = o_.sequence_length;
-  po.pair_task = o_.pair_task;
-  po.cross_documents = o_.cross_documents;
-  po.fill = o_.fill_sequences;
-  po.seed = static_cast<uint64_t>(o_.seed);
+  const PackOptions po = pack_options();
   CorpusOptions co = corpus_options(files);
   co.exclude = nullptr;
   Corpus corpus(co);
-  std::optional<text::Segmenter> seg;
-  if (o_.mlm.whole_word && !seg_)
-    seg.emplace(text::Segmenter::from_file(o_.jieba_dict.empty() ? text::Segmenter::default_dict_path()
-                                                                 : o_.jieba_dict));
-  Packer packer(corpus, *tok_, seg_ ? &*seg_ : seg ? &*seg : nullptr, po);
+  Packer packer(corpus, *tok_, segmenter(), po);
   const bool pair = o_.pair_task != PairTask::none;
   MaskSpec spec = spec_;
   spec.dynamic = false;

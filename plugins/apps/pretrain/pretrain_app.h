@@ -76,6 +76,8 @@ class PretrainApp final : public App, public train::TrainTask, public Predictor 
   void make_model(const std::string& model_dir, bool pair_head);
   std::string saved_model_dir() const;
   CorpusOptions corpus_options(std::vector<std::string> files) const;
+  PackOptions pack_options() const;
+  const text::Segmenter* segmenter();
   std::map<std::string, double> evaluate_files(const std::vector<std::string>& files);
 
   ConfigView root_;
