@@ -156,18 +156,62 @@ std::vector<std::string> split_sentences(const std::string& text) {
   return out;
 }
 
-Corpus::Corpus(CorpusOptions options) : o_(std::move(options)), bad_(o_.strict) {
+Corpus::Corpus(CorpusOptions options) : Corpus(std::move(options), nullptr) {}
+
+Corpus::Corpus(CorpusOptions options, std::shared_ptr<data::BadRows> bad)
+    : o_(std::move(options)), bad_(bad ? bad : std::make_shared<data::BadRows>(o_.strict)) {
   if (o_.files.empty()) throw ConfigError("no pretraining files", "data.tables", "give at least one file");
   for (const auto& f : o_.files)
     if (!fs::is_regular_file(f))
       throw DataError("cannot read the data file (missing or not a regular file)", f,
                       "check data.tables / --tables");
+  if (o_.interleave && o_.files.size() > 1)
+    for (const auto& f : o_.files) {
+      CorpusOptions one = o_;
+      one.files = {f};
+      one.interleave = false;
+      parts_.push_back(std::unique_ptr<Corpus>(new Corpus(one, bad_)));
+      sizes_.push_back(static_cast<int64_t>(fs::file_size(f)));
+    }
   seek({0, 0, 1});
 }
 
 Corpus::~Corpus() = default;
 
+int64_t Corpus::excluded() const {
+  int64_t n = excluded_;
+  for (const auto& p : parts_) n += p->excluded();
+  return n;
+}
+
+int64_t Corpus::documents() const {
+  int64_t n = documents_;
+  for (const auto& p : parts_) n += p->documents();
+  return n;
+}
+
+Position Corpus::tell() const {
+  if (parts_.empty()) return pos_;
+  Position p;
+  for (const auto& c : parts_) p.parts.push_back(c->tell());
+  p.draws = draws_;
+  p.pass = pass_;
+  return p;
+}
+
 void Corpus::seek(const Position& p) {
+  if (!parts_.empty()) {
+    if (!p.parts.empty() && p.parts.size() != parts_.size())
+      throw DataError("the data changed since the checkpoint: it interleaved " + std::to_string(p.parts.size()) +
+                          " files, there are " + std::to_string(parts_.size()),
+                      "data.tables");
+    const bool at_end = p.parts.empty() && p.file >= static_cast<int64_t>(o_.files.size());
+    for (size_t i = 0; i < parts_.size(); ++i)
+      parts_[i]->seek(!p.parts.empty() ? p.parts[i] : at_end ? Position{1, 0, 1} : Position{0, 0, 1});
+    draws_ = p.parts.empty() ? 0 : p.draws;
+    pass_ = p.pass;
+    return;
+  }
   first_row_checked_ = !(p.file == 0 && p.offset == 0);
   if (!open_file(p.file, p.offset, p.line)) pos_ = {static_cast<int64_t>(o_.files.size()), 0, 1};
 }
@@ -287,8 +331,32 @@ void Corpus::add_text(const std::string& text, std::vector<std::string>& out) co
   for (auto& s : split_sentences(text)) out.push_back(std::move(s));
 }
 
+// The next document of a file drawn in proportion to the bytes it has left.
+bool Corpus::next_interleaved(std::vector<std::string>& out) {
+  for (;;) {
+    std::vector<int64_t> left(parts_.size(), 0);
+    int64_t total = 0;
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      Position p = parts_[i]->tell();
+      if (p.file == 0) left[i] = std::max<int64_t>(1, sizes_[i] - p.offset);
+      total += left[i];
+    }
+    if (total == 0) return false;
+    uint64_t z = o_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(pass_) * 0xBF58476D1CE4E5B9ULL +
+                 static_cast<uint64_t>(draws_++) * 0x94D049BB133111EBULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finaliser
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    int64_t r = static_cast<int64_t>(z % static_cast<uint64_t>(total));
+    size_t i = 0;
+    while (r >= left[i]) r -= left[i++];
+    if (parts_[i]->next_document(out)) return true;
+  }
+}
+
 bool Corpus::next_document(std::vector<std::string>& out) {
   out.clear();
+  if (!parts_.empty()) return next_interleaved(out);
   while (open_index_ >= 0) {
     const std::string& path = o_.files[size_t(open_index_)];
     const int64_t line_no = pos_.line;
@@ -304,7 +372,7 @@ bool Corpus::next_document(std::vector<std::string>& out) {
           continue;
         }
         if (!data::valid_utf8(t)) {
-          bad_.report(path, pos_.line - 1, "text is not valid UTF-8");
+          bad_->report(path, pos_.line - 1, "text is not valid UTF-8");
           continue;
         }
         if (excluded(t)) {
@@ -336,12 +404,12 @@ bool Corpus::next_document(std::vector<std::string>& out) {
       }
       if (got) {
         if (!error.empty()) {
-          bad_.report(path, line_no, error);
+          bad_->report(path, line_no, error);
           continue;
         }
         if (format_ != Format::jsonl && cells.size() == 1 && trim(cells[0]).empty()) continue;
         if (format_ != Format::jsonl && cells.size() != header_cells_) {
-          bad_.report(
+          bad_->report(
               path, line_no,
               std::to_string(cells.size()) + " cells, the header has " + std::to_string(header_cells_));
           continue;
@@ -350,7 +418,7 @@ bool Corpus::next_document(std::vector<std::string>& out) {
         if (format_ == Format::jsonl) {
           nlohmann::json j = nlohmann::json::parse(cells[0], nullptr, false);
           if (j.is_discarded() || !j.is_object()) {
-            bad_.report(path, line_no, "not a JSON object");
+            bad_->report(path, line_no, "not a JSON object");
             continue;
           }
           for (const auto& f : o_.text_fields)
@@ -363,7 +431,7 @@ bool Corpus::next_document(std::vector<std::string>& out) {
               throw ConfigError(
                   "the first row has none of data.text_fields as a text (its keys: " + keys + ")",
                   path + ":" + std::to_string(line_no), "set data.text_fields to the key(s) holding text");
-            bad_.report(path, line_no, "no text field (keys: " + keys + ")");
+            bad_->report(path, line_no, "no text field (keys: " + keys + ")");
             continue;
           }
         } else {
@@ -375,7 +443,7 @@ bool Corpus::next_document(std::vector<std::string>& out) {
           drop = drop || excluded(t);
         }
         if (bad_utf8) {
-          bad_.report(path, line_no, "text is not valid UTF-8");
+          bad_->report(path, line_no, "text is not valid UTF-8");
           continue;
         }
         if (drop) {

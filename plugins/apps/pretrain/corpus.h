@@ -33,29 +33,39 @@ struct CorpusOptions {
   std::shared_ptr<const std::unordered_set<std::string>> exclude;
   bool split_sentences = true;  // split row texts after 。！？!? (text-format lines are sentences already)
   bool strict = false;          // the first bad row is an error
+  // Several files: draw each next document from a file chosen at random in proportion to the bytes it has
+  // left (a function of seed, pass and draw number), so every stretch of the stream mixes the files'
+  // domains and they all end together; false: the files one after another.
+  bool interleave = false;
+  uint64_t seed = 42;
 };
 
 // Where a document starts: file index and byte offset (line: for messages).
+// Interleaved: each file's own position (parts), the number of draws made, and the pass whose draws these are.
 struct Position {
   int64_t file = 0;
   int64_t offset = 0;
   int64_t line = 1;
+  std::vector<Position> parts;
+  int64_t draws = 0;
+  int64_t pass = 0;
 };
 
 class Corpus {
  public:
   explicit Corpus(CorpusOptions options);
   ~Corpus();
-  // Positions the stream at a document start (a Position that tell() returned).
+  // Positions the stream at a document start (a Position that tell() returned); {0, 0, 1} with `pass` set
+  // is the start of that pass, {files, 0, 1} its end.
   void seek(const Position& p);
   // Where the next document starts.
-  Position tell() const { return pos_; }
+  Position tell() const;
   // The next document's sentences: a text-format document's non-blank lines, or one row's text fields
   // (split into sentences). false after the last file.
   bool next_document(std::vector<std::string>& sentences);
-  data::BadRows& bad_rows() { return bad_; }
-  int64_t excluded() const { return excluded_; }
-  int64_t documents() const { return documents_; }
+  data::BadRows& bad_rows() { return *bad_; }
+  int64_t excluded() const;
+  int64_t documents() const;
   const CorpusOptions& options() const { return o_; }
 
  private:
@@ -66,8 +76,14 @@ class Corpus {
   bool excluded(const std::string& text);
   void add_text(const std::string& text, std::vector<std::string>& out) const;
 
+  Corpus(CorpusOptions options, std::shared_ptr<data::BadRows> bad);
+  bool next_interleaved(std::vector<std::string>& sentences);
+
   CorpusOptions o_;
-  data::BadRows bad_;
+  std::shared_ptr<data::BadRows> bad_;
+  std::vector<std::unique_ptr<Corpus>> parts_;  // interleaved: one single-file corpus per file
+  std::vector<int64_t> sizes_;                  // their sizes in bytes
+  int64_t draws_ = 0, pass_ = 0;
   std::ifstream in_;
   Format format_ = Format::text;
   std::vector<int> columns_;  // per text field found in this file: its column / -1

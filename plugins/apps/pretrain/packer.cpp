@@ -53,8 +53,9 @@ void Packer::restart(int64_t epoch) {
   sent_ = tok_off_ = 0;
   doc_serial_ = 0;
   doc_pos_ = {0, 0, 1};
+  doc_pos_.pass = epoch;
   ring_.clear();
-  corpus_.seek({0, 0, 1});
+  corpus_.seek(doc_pos_);
 }
 
 void Packer::load_document() {
@@ -247,6 +248,12 @@ std::string Packer::state() const {
                       {"have_doc", have_doc_},     {"end", corpus_end_},    {"file", doc_pos_.file},
                       {"offset", doc_pos_.offset}, {"line", doc_pos_.line}, {"sent", sent_},
                       {"tok", tok_off_},           {"serial", doc_serial_}, {"ring", ring}};
+  if (!doc_pos_.parts.empty()) {  // interleaved files: each one's position and the draws made
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& p : doc_pos_.parts) parts.push_back({p.file, p.offset, p.line});
+    j["parts"] = parts;
+    j["draws"] = doc_pos_.draws;
+  }
   return j.dump();
 }
 
@@ -281,7 +288,14 @@ void Packer::restore_json(const nlohmann::json& j) {
   }
   corpus_end_ = j.at("end").get<bool>();
   if (j.at("have_doc").get<bool>()) {
-    corpus_.seek({j.at("file").get<int64_t>(), j.at("offset").get<int64_t>(), j.at("line").get<int64_t>()});
+    Position p{j.at("file").get<int64_t>(), j.at("offset").get<int64_t>(), j.at("line").get<int64_t>()};
+    p.pass = epoch_;
+    if (j.contains("parts")) {
+      for (const auto& q : j.at("parts"))
+        p.parts.push_back({q.at(0).get<int64_t>(), q.at(1).get<int64_t>(), q.at(2).get<int64_t>()});
+      p.draws = j.at("draws").get<int64_t>();
+    }
+    corpus_.seek(p);
     const int64_t serial = doc_serial_;
     load_document();
     doc_serial_ = serial;
@@ -293,7 +307,9 @@ void Packer::restore_json(const nlohmann::json& j) {
       throw DataError("the data changed since the checkpoint (the resumed document is shorter)",
                       "data.tables");
   } else if (corpus_end_) {
-    corpus_.seek({static_cast<int64_t>(corpus_.options().files.size()), 0, 1});
+    Position end{static_cast<int64_t>(corpus_.options().files.size()), 0, 1};
+    end.pass = epoch_;
+    corpus_.seek(end);
   }  // else: no document read yet, the corpus is at its start (restart)
 }
 

@@ -49,6 +49,7 @@ PretrainOptions PretrainOptions::from_config(const ConfigView& c) {
   o.do_lower_case = c.get_bool("data.do_lower_case");
   o.cross_documents = c.get_bool("data.cross_documents");
   o.fill_sequences = c.get_bool("data.fill_sequences");
+  o.interleave_files = c.get_bool("data.interleave_files");
   o.split_sentences = c.get_bool("data.split_sentences");
   o.strict = c.get_bool("data.strict");
   o.first_sequence = c.get_string("data.first_sequence");
@@ -209,7 +210,10 @@ void PretrainApp::train() {
     exclude_ = set;
   }
   const PackOptions po = pack_options();
-  auto corpus = std::make_unique<Corpus>(corpus_options(train_files));
+  CorpusOptions co = corpus_options(train_files);
+  co.interleave = o_.interleave_files;
+  co.seed = spec_.seed;
+  auto corpus = std::make_unique<Corpus>(co);
   auto packer = std::make_unique<Packer>(*corpus, *tok_, segmenter(), po);
   const bool pair = o_.pair_task != PairTask::none;
   StreamSource source(std::move(corpus), std::move(packer), spec_, pair, tok_->vocab().pad_id());

@@ -31,6 +31,7 @@ struct PretrainOptions {
   bool do_lower_case = true;
   bool cross_documents = true;
   bool fill_sequences = false;
+  bool interleave_files = true;
   bool split_sentences = true;
   bool strict = false;
   std::string first_sequence;  // predict: the column with [MASK] texts

@@ -198,11 +198,15 @@ TEST_SUITE("plugin.pretrain") {
   }
 
   TEST_CASE("the packer's state resumes exactly, mid-document and across files") {
-    for (auto task : {pt::PairTask::none, pt::PairTask::nsp}) {
+    for (auto task : {pt::PairTask::none, pt::PairTask::nsp})
+    for (bool interleave : {false, true}) {
       CAPTURE(static_cast<int>(task));
+      CAPTURE(interleave);
       auto files = std::vector<std::string>{ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/train_few_all.json",
                                             ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/dev_few_all.json"};
-      pt::Corpus a(options(files)), b(options(files));
+      auto co = options(files);
+      co.interleave = interleave;
+      pt::Corpus a(co), b(co);
       pt::PackOptions po;
       po.max_length = 40;
       po.pair_task = task;
@@ -226,6 +230,59 @@ TEST_SUITE("plugin.pretrain") {
       MESSAGE("compared " << compared << " sequences after the restored state");
       CHECK(compared > 20);
     }
+  }
+
+  TEST_CASE("interleaved files: every document once, the files mixed from the start, a new order each pass") {
+    auto files = std::vector<std::string>{ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/unlabeled.json",
+                                          ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/train_few_all.json",
+                                          ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/dev_few_all.json"};
+    auto read_all = [&](bool interleave, int64_t pass, std::vector<std::string>* first_docs) {
+      auto co = options(files);
+      co.interleave = interleave;
+      pt::Corpus c(co);
+      pt::Position start;
+      start.pass = pass;
+      c.seek(start);
+      std::multiset<std::string> docs;
+      std::vector<std::string> s;
+      while (c.next_document(s)) {
+        std::string d;
+        for (auto& x : s) d += x + "\n";
+        if (first_docs && first_docs->size() < 2000) first_docs->push_back(d);
+        docs.insert(d);
+      }
+      return docs;
+    };
+    std::vector<std::string> seq_first, mix_first, mix_first2;
+    auto seq = read_all(false, 0, &seq_first);
+    auto mix = read_all(true, 0, &mix_first);
+    auto mix2 = read_all(true, 1, &mix_first2);
+    CHECK(seq.size() > 19000);
+    CHECK(mix == seq);  // the same documents, each once
+    CHECK(mix2 == seq);
+    CHECK(mix_first != mix_first2);  // another order in the next pass
+    // The small files (160 + 160 rows next to 19,565) appear in the first 2,000 documents in proportion
+    // (about 2000 x 1.6% = 32), not only at the end as in sequential order.
+    std::multiset<std::string> small;
+    {
+      auto co = options({files[1], files[2]});
+      pt::Corpus c(co);
+      std::vector<std::string> s;
+      small.clear();
+      while (c.next_document(s)) {
+        std::string d;
+        for (auto& x : s) d += x + "\n";
+        small.insert(d);
+      }
+    }
+    auto count_small = [&](const std::vector<std::string>& v) {
+      int n = 0;
+      for (auto& d : v) n += small.count(d) > 0;
+      return n;
+    };
+    CHECK(count_small(seq_first) <= 1);  // (one review of the small files is also in unlabeled.json)
+    CHECK(count_small(mix_first) > 10);
+    CHECK(count_small(mix_first) < 90);
   }
 
   TEST_CASE("masking real packed batches: whole words, 15%, 80/10/10, specials and padding untouched") {

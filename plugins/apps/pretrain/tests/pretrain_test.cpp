@@ -156,8 +156,17 @@ TEST_SUITE("integration.pretrain") {
       std::string l;
       for (int i = 0; i < 20 && std::getline(in, l); ++i) rows += l + "\n";
     }
-    write_file(dir / "corpus.jsonl", rows);
-    const std::string corpus = dir / "corpus.jsonl";
+    // Two files, interleaved (the default): the cursor holds both positions and the draws.
+    std::string rows2;
+    {
+      std::ifstream in(kData + "/fewclue/eprstmt/dev_few_all.json");
+      std::string l;
+      for (int i = 0; i < 10 && std::getline(in, l); ++i) rows2 += l + "\n";
+    }
+    fs::create_directories(dir / "corpus");
+    write_file(dir / "corpus/a.jsonl", rows);
+    write_file(dir / "corpus/b.jsonl", rows2);
+    const std::string corpus = dir / "corpus";
     std::vector<std::string> sets = {"--set", "train.max_steps=24",
                                      "--set", "train.save_checkpoint_steps=6",
                                      "--set", "train.keep_checkpoint_max=10",
