@@ -44,7 +44,11 @@ PredictionHeadTransformImpl::PredictionHeadTransformImpl(const TransformerConfig
 }
 
 at::Tensor PredictionHeadTransformImpl::forward(const at::Tensor& hidden) {
-  return LayerNorm(activation(act, dense(hidden)));
+  at::Tensor h = activation(act, dense(hidden));
+  // Under bf16 autocast the dense output is bf16 while the LayerNorm's weights stay fp32, and LibTorch 1.13's
+  // CPU layer_norm takes one dtype: normalise in the weights' (fp32, as autocast does on CUDA).
+  if (h.scalar_type() != LayerNorm->weight.scalar_type()) h = h.to(LayerNorm->weight.scalar_type());
+  return LayerNorm(h);
 }
 
 LMPredictionHeadImpl::LMPredictionHeadImpl(const TransformerConfig& c, at::Tensor tied_word_embeddings)
