@@ -14,8 +14,10 @@ general=runs/pretrain-small/model
 continued=runs/pretrain-eprstmt/model
 [ -f $general/model.safetensors ] || ETHOST=$ethost scripts/pretrain-small.sh
 inits=${INITS:-"scratch general continued"}
+precision=fp32
+if "$ethost" doctor 2>/dev/null | grep -q 'native AVX512-BF16'; then precision=bf16; fi
 [[ " $inits " != *" continued "* ]] || [ -f $continued/model.safetensors ] || "$ethost" --app pretrain --config configs/pretrain/eprstmt_continued.toml \
-  --set train.progress_bar=\"never\"
+  --set train.progress_bar=\"never\" --set train.precision=\"$precision\"
 mkdir -p $out
 lrs=${LRS:-"1e-4 3e-4 1e-3"}
 seeds=${SEEDS:-"1 2 3"}
