@@ -231,8 +231,13 @@ void PretrainApp::train() {
   train::Trainer trainer(ctx_, root_, *model_, *this, source);
   auto result = trainer.fit();
   if (ctx_.world().is_main()) {
-    if (exclude_)
-      std::cout << source.corpus().excluded() << " training rows dropped that repeat data.exclude_tables\n";
+    if (exclude_) {
+      if (source.excluded_per_pass() >= 0)
+        std::cout << source.excluded_per_pass() << " training rows dropped that repeat data.exclude_tables\n";
+      else  // the run ended before reading one whole pass
+        std::cout << source.corpus().excluded()
+                  << " training rows dropped that repeat data.exclude_tables (before the first pass ended)\n";
+    }
     if (!result.best_metrics.empty()) {
       std::cout << "best model: step " << result.best_step;
       for (auto& [k, v] : result.best_metrics) std::cout << ", " << k << " " << fmt(v);

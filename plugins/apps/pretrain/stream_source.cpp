@@ -53,6 +53,9 @@ std::string StreamSource::cursor() const {
 
 void StreamSource::start_epoch(int64_t epoch, int64_t first_batch) {
   end_logged_ = false;
+  docs_base_ = corpus_->documents();
+  excluded_base_ = corpus_->excluded();
+  whole_pass_ = true;
   if (!restored_.empty()) {
     nlohmann::json j = nlohmann::json::parse(restored_, nullptr, false);
     restored_.clear();
@@ -61,6 +64,7 @@ void StreamSource::start_epoch(int64_t epoch, int64_t first_batch) {
       packer_->restore(j["packer"].get<std::string>());
       epoch_ = epoch;
       batch_ = first_batch;
+      whole_pass_ = first_batch == 0;
       return;
     }
   }
@@ -80,11 +84,12 @@ bool StreamSource::fill(std::vector<Instance>& global) {
   if (static_cast<int64_t>(global.size()) < g && o_.rank == 0 && !end_logged_) {
     end_logged_ = true;
     std::string bad = corpus_->bad_rows().summary();
-    log_.info("end of the training stream (epoch ", epoch_ + 1, "): ", corpus_->documents(), " documents, ",
-              packer_->index(), " sequences, ", packer_->tokens_read(), " tokens",
-              corpus_->excluded() ? ", " + std::to_string(corpus_->excluded()) +
-                                        " rows dropped that repeat data.exclude_tables"
-                                  : std::string(),
+    const int64_t docs = corpus_->documents() - docs_base_, excluded = corpus_->excluded() - excluded_base_;
+    if (whole_pass_ && excluded_pass_ < 0) excluded_pass_ = excluded;
+    log_.info("end of the training stream (epoch ", epoch_ + 1, whole_pass_ ? "" : ", counted since the resume",
+              "): ", docs, " documents, ", packer_->index(), " sequences, ", packer_->tokens_read(), " tokens",
+              excluded ? ", " + std::to_string(excluded) + " rows dropped that repeat data.exclude_tables"
+                       : std::string(),
               bad.empty() ? std::string() : "; " + bad);
   }
   return !global.empty();

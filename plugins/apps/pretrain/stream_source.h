@@ -44,6 +44,8 @@ class StreamSource final : public data::BatchSource {
   void restore_cursor(const std::string& cursor) override;
 
   Corpus& corpus() { return *corpus_; }
+  // Rows dropped for repeating data.exclude_tables in one full pass (-1 before a pass was read to its end).
+  int64_t excluded_per_pass() const { return excluded_pass_; }
 
  private:
   bool fill(std::vector<Instance>& global);
@@ -58,6 +60,10 @@ class StreamSource final : public data::BatchSource {
   std::string restored_;
   double wait_ = 0;
   bool end_logged_ = false;
+  // The corpus counters when this pass started (the counters run over every pass), and whether the pass
+  // began at its start (false: resumed in its middle, so the counts cover only the rest of it).
+  int64_t docs_base_ = 0, excluded_base_ = 0, excluded_pass_ = -1;
+  bool whole_pass_ = true;
   log::Logger log_;
 };
 

@@ -381,4 +381,34 @@ TEST_SUITE("plugin.pretrain") {
     spec.dynamic = false;
     CHECK(labels(0) == labels(5));
   }
+  TEST_CASE("the stream's end-of-pass counts are one pass's, not the sum of every pass so far") {
+    const std::string file = ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/train_few_all.json";
+    auto ex = options({file});
+    ex.split_sentences = false;
+    auto excluded = std::make_shared<std::unordered_set<std::string>>();
+    {
+      pt::Corpus c(ex);
+      std::vector<std::string> d;
+      for (int i = 0; i < 7 && c.next_document(d); ++i) excluded->insert(d[0]);
+    }
+    auto co = options({file});
+    co.exclude = excluded;
+    auto corpus = std::make_unique<pt::Corpus>(co);
+    auto packer = std::make_unique<pt::Packer>(*corpus, tokenizer(), &segmenter(), pt::PackOptions{});
+    pt::MaskSpec spec;
+    spec.vocab = et::data::mask_vocab(tokenizer().vocab());
+    pt::StreamSource s(std::move(corpus), std::move(packer), spec, false, tokenizer().vocab().pad_id());
+    et::data::SourceOptions so;
+    so.micro_batch_size = 16;
+    s.configure(so);
+    CHECK(s.excluded_per_pass() == -1);
+    for (int64_t epoch = 0; epoch < 3; ++epoch) {
+      s.start_epoch(epoch, 0);
+      et::data::Batch b;
+      while (s.next(b)) {
+      }
+      CHECK(s.excluded_per_pass() == 8);  // the 7 texts, one of them twice in the file
+    }
+    CHECK(s.corpus().excluded() == 24);  // the corpus's own counter runs over every pass
+  }
 }
