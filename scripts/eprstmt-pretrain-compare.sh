@@ -6,12 +6,13 @@
 # dev_few_all), the learning rate chosen per init on dev_few_all (mean of the seeds), and reports test_public
 # accuracy (mean of 3 seeds, each seed listed). data/eprstmt/train.tsv is never used (it holds test_public).
 #   scripts/eprstmt-pretrain-compare.sh            -> runs/eprstmt-compare/results.{json,md}
+#   env: INITS, LRS, SEEDS; GENERAL / CONTINUED (model directories), OUT (results directory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ethost=${ETHOST:-build/bin/ethost}
-out=runs/eprstmt-compare
-general=runs/pretrain-small/model
-continued=runs/pretrain-eprstmt/model
+out=${OUT:-runs/eprstmt-compare}
+general=${GENERAL:-runs/pretrain-small/model}
+continued=${CONTINUED:-runs/pretrain-eprstmt/model}
 [ -f $general/model.safetensors ] || ETHOST=$ethost scripts/pretrain-small.sh
 inits=${INITS:-"scratch general continued"}
 precision=fp32
@@ -33,7 +34,9 @@ for init in $inits; do
   for lr in $lrs; do
     for seed in $seeds; do
       dir=$out/$init-lr$lr-seed$seed
+      # Fine-tuning dropout is part of the one recipe (a pretrained config.json may carry another).
       "$ethost" --app text_classify --config configs/text_classify/eprstmt.toml "${model[@]}" --log-level warn \
+        --set model.hidden_dropout_prob=0.1 --set model.attention_probs_dropout_prob=0.1 \
         --set optimizer.learning_rate=$lr --set train.seed=$seed --set model.seed=$seed \
         --set train.checkpoint_dir=\"$dir\" --set train.progress_bar=\"never\" --set train.tensorboard=false >/dev/null
       dev=$(python3 -c 'import json,sys; print(max(json.loads(l)["accuracy"] for l in open(sys.argv[1]) if "\"eval\"" in l))' $dir/metrics.jsonl)
