@@ -202,8 +202,9 @@ Position Corpus::tell() const {
 void Corpus::seek(const Position& p) {
   if (!parts_.empty()) {
     if (!p.parts.empty() && p.parts.size() != parts_.size())
-      throw DataError("the data changed since the checkpoint: it interleaved " + std::to_string(p.parts.size()) +
-                          " files, there are " + std::to_string(parts_.size()),
+      throw DataError("the data changed since the checkpoint: it interleaved " +
+                          std::to_string(p.parts.size()) + " files, there are " +
+                          std::to_string(parts_.size()),
                       "data.tables");
     const bool at_end = p.parts.empty() && p.file >= static_cast<int64_t>(o_.files.size());
     for (size_t i = 0; i < parts_.size(); ++i)

@@ -41,7 +41,8 @@ struct CorpusOptions {
 };
 
 // Where a document starts: file index and byte offset (line: for messages).
-// Interleaved: each file's own position (parts), the number of draws made, and the pass whose draws these are.
+// Interleaved: each file's own position (parts), the number of draws made, and the pass whose draws these
+// are.
 struct Position {
   Position() = default;
   Position(int64_t f, int64_t o, int64_t l) : file(f), offset(o), line(l) {}

@@ -86,8 +86,9 @@ bool StreamSource::fill(std::vector<Instance>& global) {
     std::string bad = corpus_->bad_rows().summary();
     const int64_t docs = corpus_->documents() - docs_base_, excluded = corpus_->excluded() - excluded_base_;
     if (whole_pass_ && excluded_pass_ < 0) excluded_pass_ = excluded;
-    log_.info("end of the training stream (epoch ", epoch_ + 1, whole_pass_ ? "" : ", counted since the resume",
-              "): ", docs, " documents, ", packer_->index(), " sequences, ", packer_->tokens_read(), " tokens",
+    log_.info("end of the training stream (epoch ", epoch_ + 1,
+              whole_pass_ ? "" : ", counted since the resume", "): ", docs, " documents, ", packer_->index(),
+              " sequences, ", packer_->tokens_read(), " tokens",
               excluded ? ", " + std::to_string(excluded) + " rows dropped that repeat data.exclude_tables"
                        : std::string(),
               bad.empty() ? std::string() : "; " + bad);

@@ -1,4 +1,5 @@
-// heads.cpp: pooler and task heads (HF BertPooler, classifier, qa_outputs, cls.predictions, cls.seq_relationship).
+// heads.cpp: pooler and task heads (HF BertPooler, classifier, qa_outputs, cls.predictions,
+// cls.seq_relationship).
 #include "ethost/nn/heads.h"
 
 #include <torch/torch.h>
@@ -11,9 +12,7 @@ PoolerImpl::PoolerImpl(const TransformerConfig& c) {
   dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.hidden_size));
 }
 
-at::Tensor PoolerImpl::forward(const at::Tensor& hidden) {
-  return torch::tanh(dense(hidden.select(1, 0)));
-}
+at::Tensor PoolerImpl::forward(const at::Tensor& hidden) { return torch::tanh(dense(hidden.select(1, 0))); }
 
 LinearHeadImpl::LinearHeadImpl(int64_t in_features, int64_t out_features, double p) {
   // Same initial distribution as torch::nn::Linear; init_bert_weights re-initialises for from-scratch models.
@@ -23,12 +22,15 @@ LinearHeadImpl::LinearHeadImpl(int64_t in_features, int64_t out_features, double
   dropout = register_module("dropout", torch::nn::Dropout(p));
 }
 
-at::Tensor LinearHeadImpl::forward(const at::Tensor& x) { return torch::nn::functional::linear(dropout(x), weight, bias); }
+at::Tensor LinearHeadImpl::forward(const at::Tensor& x) {
+  return torch::nn::functional::linear(dropout(x), weight, bias);
+}
 
 RobertaClassificationHeadImpl::RobertaClassificationHeadImpl(const TransformerConfig& c, int64_t num_labels) {
   dense = register_module("dense", torch::nn::Linear(c.hidden_size, c.hidden_size));
   out_proj = register_module("out_proj", torch::nn::Linear(c.hidden_size, num_labels));
-  dropout = register_module("dropout", torch::nn::Dropout(c.classifier_dropout.value_or(c.hidden_dropout_prob)));
+  dropout =
+      register_module("dropout", torch::nn::Dropout(c.classifier_dropout.value_or(c.hidden_dropout_prob)));
 }
 
 at::Tensor RobertaClassificationHeadImpl::forward(const at::Tensor& hidden) {

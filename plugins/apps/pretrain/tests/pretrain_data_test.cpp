@@ -199,37 +199,37 @@ TEST_SUITE("plugin.pretrain") {
 
   TEST_CASE("the packer's state resumes exactly, mid-document and across files") {
     for (auto task : {pt::PairTask::none, pt::PairTask::nsp})
-    for (bool interleave : {false, true}) {
-      CAPTURE(static_cast<int>(task));
-      CAPTURE(interleave);
-      auto files = std::vector<std::string>{ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/train_few_all.json",
-                                            ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/dev_few_all.json"};
-      auto co = options(files);
-      co.interleave = interleave;
-      pt::Corpus a(co), b(co);
-      pt::PackOptions po;
-      po.max_length = 40;
-      po.pair_task = task;
-      pt::Packer pa(a, tokenizer(), &segmenter(), po), pb(b, tokenizer(), &segmenter(), po);
-      pa.restart(3);
-      pt::Instance in, other;
-      for (int i = 0; i < 37; ++i) REQUIRE(pa.next(in));
-      std::string state = pa.state();
-      pb.restore(state);
-      int64_t compared = 0;
-      while (pa.next(in)) {
-        REQUIRE(pb.next(other));
-        CHECK(in.input_ids == other.input_ids);
-        CHECK(in.word_ids == other.word_ids);
-        CHECK(in.pair_label == other.pair_label);
-        ++compared;
+      for (bool interleave : {false, true}) {
+        CAPTURE(static_cast<int>(task));
+        CAPTURE(interleave);
+        auto files = std::vector<std::string>{ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/train_few_all.json",
+                                              ETHOST_SOURCE_DIR "/data/fewclue/eprstmt/dev_few_all.json"};
+        auto co = options(files);
+        co.interleave = interleave;
+        pt::Corpus a(co), b(co);
+        pt::PackOptions po;
+        po.max_length = 40;
+        po.pair_task = task;
+        pt::Packer pa(a, tokenizer(), &segmenter(), po), pb(b, tokenizer(), &segmenter(), po);
+        pa.restart(3);
+        pt::Instance in, other;
+        for (int i = 0; i < 37; ++i) REQUIRE(pa.next(in));
+        std::string state = pa.state();
+        pb.restore(state);
+        int64_t compared = 0;
+        while (pa.next(in)) {
+          REQUIRE(pb.next(other));
+          CHECK(in.input_ids == other.input_ids);
+          CHECK(in.word_ids == other.word_ids);
+          CHECK(in.pair_label == other.pair_label);
+          ++compared;
+        }
+        CHECK_FALSE(pb.next(other));
+        CHECK(pa.index() == pb.index());
+        CHECK(pa.tokens_read() == pb.tokens_read());
+        MESSAGE("compared " << compared << " sequences after the restored state");
+        CHECK(compared > 20);
       }
-      CHECK_FALSE(pb.next(other));
-      CHECK(pa.index() == pb.index());
-      CHECK(pa.tokens_read() == pb.tokens_read());
-      MESSAGE("compared " << compared << " sequences after the restored state");
-      CHECK(compared > 20);
-    }
   }
 
   TEST_CASE("interleaved files: every document once, the files mixed from the start, a new order each pass") {

@@ -149,8 +149,9 @@ TEST_SUITE("integration.pretrain") {
   TEST_CASE("bf16 autocast trains the MLM head (bf16 activations into its fp32 LayerNorm)") {
     et::test::TempDir dir("pt_bf16");
     write_file(dir / "c.toml", pretrain_config(dir / "m", kData + "/pretrain/heldout.txt"));
-    auto r = et::test::run_ethost(args(dir / "c.toml", {"--set", "train.max_steps=3", "--set", "train.logging_steps=1", "--set",
-                                                         "train.precision=\"bf16\"", "--set", "train.eval_steps=0"}));
+    auto r = et::test::run_ethost(
+        args(dir / "c.toml", {"--set", "train.max_steps=3", "--set", "train.logging_steps=1", "--set",
+                              "train.precision=\"bf16\"", "--set", "train.eval_steps=0"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto steps = events(dir / "m/metrics.jsonl", "train");
