@@ -7,20 +7,28 @@
 
 namespace et::readers::jsonl {
 
-// Text of a JSON value as a cell: strings as they are, numbers as written, lists comma-joined.
+// Text of a JSON value as a cell: strings as they are, numbers as written, lists of scalars comma-joined, an
+// object (e.g. CLUENER's entity spans) as its compact JSON text.
 bool cell_text(const nlohmann::json& v, std::string& out) {
-  if (v.is_string()) out = v.get<std::string>();
-  else if (v.is_number_integer()) out = std::to_string(v.get<int64_t>());
-  else if (v.is_number()) out = v.dump();
-  else if (v.is_boolean()) out = v.get<bool>() ? "1" : "0";
+  if (v.is_string())
+    out = v.get<std::string>();
+  else if (v.is_object())
+    out = v.dump();
+  else if (v.is_number_integer())
+    out = std::to_string(v.get<int64_t>());
+  else if (v.is_number())
+    out = v.dump();
+  else if (v.is_boolean())
+    out = v.get<bool>() ? "1" : "0";
   else if (v.is_array()) {
     out.clear();
     for (size_t i = 0; i < v.size(); ++i) {
       std::string e;
-      if (!cell_text(v[i], e) || v[i].is_array()) return false;
+      if (v[i].is_array() || v[i].is_object() || !cell_text(v[i], e)) return false;
       out += (i ? "," : "") + e;
     }
-  } else return false;
+  } else
+    return false;
   return true;
 }
 
@@ -67,9 +75,12 @@ class JsonlReader final : public et::Reader {
       for (auto& col : columns_) {
         auto it = j.find(col.name);
         std::string cell;
-        if (it == j.end()) why = "field '" + col.name + "' is missing";
-        else if (!cell_text(*it, cell)) why = "field '" + col.name + "' is not a string, number or list";
-        else why = et::data::check_cell(col, cell);
+        if (it == j.end())
+          why = "field '" + col.name + "' is missing";
+        else if (!cell_text(*it, cell))
+          why = "field '" + col.name + "' is not a string, number, list or object";
+        else
+          why = et::data::check_cell(col, cell);
         if (!why.empty()) break;
         values.push_back(std::move(cell));
       }
@@ -122,5 +133,7 @@ class JsonlReader final : public et::Reader {
 }  // namespace et::readers::jsonl
 
 ETHOST_PLUGIN(reg) {
-  reg.add_reader("jsonl", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::readers::jsonl::JsonlReader>(cfg); });
+  reg.add_reader("jsonl", [](const et::ConfigView& cfg, et::Context&) {
+    return std::make_unique<et::readers::jsonl::JsonlReader>(cfg);
+  });
 }

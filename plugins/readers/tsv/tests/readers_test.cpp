@@ -1,5 +1,5 @@
-// readers_test.cpp: reader/tsv (TSV and quoted CSV) and reader/jsonl — schemas, multiple files, headers, bad rows
-// with file:line, strict mode, sharding.
+// readers_test.cpp: reader/tsv (TSV and quoted CSV) and reader/jsonl (objects as JSON text) — schemas,
+// multiple files, headers, bad rows with file:line, strict mode, sharding.
 #include <torch/torch.h>  // before doctest: LibTorch's glog CHECK must not replace doctest's
 
 #include <doctest/doctest.h>
@@ -26,7 +26,8 @@ TEST_SUITE("plugin.readers") {
     et::test::TempDir dir("tsv");
     et::test::write_file(dir / "a.tsv", "text\tlabel\tscore\nhello\tpos\t1.5\nbad row\nworld\tneg\tx\n");
     et::test::write_file(dir / "b.tsv", "text\tlabel\tscore\n\tneg\t2\nend\tpos\t3e-1\r\n");
-    auto r = et::test::plugin_host().reader("tsv", "input_schema = \"text:str:1,label:str:1,score:float:1\"\nskip_first_line = true\n");
+    auto r = et::test::plugin_host().reader(
+        "tsv", "input_schema = \"text:str:1,label:str:1,score:float:1\"\nskip_first_line = true\n");
     r->open({dir / "a.tsv", dir / "b.tsv"});
     auto rows = read_all(*r);
     REQUIRE(rows.size() == 3);
@@ -49,14 +50,18 @@ TEST_SUITE("plugin.readers") {
     r->open({dir / "a.tsv"});
     et::Row row;
     CHECK(r->next(row));
-    CHECK_THROWS_WITH_AS(r->next(row), doctest::Contains("a.tsv:2: bad row: expected 2 columns"), et::DataError);
-    CHECK_THROWS_WITH_AS(r->open({dir / "nope.tsv"}), doctest::Contains("nope.tsv: cannot open input table"), et::DataError);
+    CHECK_THROWS_WITH_AS(r->next(row), doctest::Contains("a.tsv:2: bad row: expected 2 columns"),
+                         et::DataError);
+    CHECK_THROWS_WITH_AS(r->open({dir / "nope.tsv"}), doctest::Contains("nope.tsv: cannot open input table"),
+                         et::DataError);
   }
 
   TEST_CASE("csv: quoted fields with delimiters, doubled quotes and newlines") {
     et::test::TempDir dir("csv");
-    et::test::write_file(dir / "a.csv", "\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\nplain,4\n\"open,5\n");
-    auto r = et::test::plugin_host().reader("tsv", "input_schema = \"text:str:1,n:int:1\"\ndelimiter = \",\"\nquote = '\"'\n");
+    et::test::write_file(dir / "a.csv",
+                         "\"a, b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\nplain,4\n\"open,5\n");
+    auto r = et::test::plugin_host().reader(
+        "tsv", "input_schema = \"text:str:1,n:int:1\"\ndelimiter = \",\"\nquote = '\"'\n");
     r->open({dir / "a.csv"});
     auto rows = read_all(*r);
     REQUIRE(rows.size() == 4);
@@ -87,10 +92,12 @@ TEST_SUITE("plugin.readers") {
 
   TEST_CASE("jsonl: FewCLUE lines, numbers and lists as text, missing fields and non-JSON counted") {
     et::test::TempDir dir("jsonl");
-    et::test::write_file(dir / "a.json",
-                         "{\"label\": 108, \"sentence\": \"上课\", \"ids\": [1, 2]}\n\n{\"sentence\": \"无标签\"}\nnot json\n"
-                         "{\"label\": \"101\", \"sentence\": \"新闻\", \"ids\": [3, 4]}\n");
-    auto r = et::test::plugin_host().reader("jsonl", "input_schema = \"sentence:str:1,label:str:1,ids:int:2\"\n");
+    et::test::write_file(
+        dir / "a.json",
+        "{\"label\": 108, \"sentence\": \"上课\", \"ids\": [1, 2]}\n\n{\"sentence\": \"无标签\"}\nnot json\n"
+        "{\"label\": \"101\", \"sentence\": \"新闻\", \"ids\": [3, 4]}\n");
+    auto r =
+        et::test::plugin_host().reader("jsonl", "input_schema = \"sentence:str:1,label:str:1,ids:int:2\"\n");
     r->open({dir / "a.json"});
     auto rows = read_all(*r);
     REQUIRE(rows.size() == 2);
@@ -99,6 +106,20 @@ TEST_SUITE("plugin.readers") {
     CHECK(r->bad_rows().count() == 2);
     CHECK(r->bad_rows().examples()[0] == dir / "a.json" + ":3: field 'label' is missing");
     CHECK(r->bad_rows().examples()[1] == dir / "a.json" + ":4: not a JSON object");
+  }
+
+  TEST_CASE(
+      "jsonl: an object field is its compact JSON text (CLUENER spans); a list of objects is a bad row") {
+    et::test::TempDir dir("jsonl_obj");
+    et::test::write_file(dir / "a.json",
+                         "{\"text\": \"彭小军认为\", \"label\": {\"name\": {\"彭小军\": [[0, 2]]}}}\n"
+                         "{\"text\": \"x\", \"label\": [{\"a\": 1}]}\n");
+    auto r = et::test::plugin_host().reader("jsonl", "input_schema = \"text:str:1,label:str:1\"\n");
+    r->open({dir / "a.json"});
+    auto rows = read_all(*r);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].values == std::vector<std::string>{"彭小军认为", "{\"name\":{\"彭小军\":[[0,2]]}}"});
+    CHECK(r->bad_rows().count() == 1);
   }
 
   TEST_CASE("jsonl: the bundled FewCLUE TNEWS file reads without bad rows") {
