@@ -377,7 +377,18 @@ std::map<std::string, at::Tensor> SupervisedApp::forward_dataset(const data::Dat
     n += b.size;
   }
   std::map<std::string, at::Tensor> result;
-  for (auto& [name, ts] : parts) result[name] = torch::cat(ts).contiguous();
+  for (auto& [name, ts] : parts) {
+    // Per-token outputs ([B, T, ...]) of batches padded to different lengths: pad dim 1 to the longest.
+    int64_t longest = 0;
+    for (auto& t : ts) longest = t.dim() >= 2 ? std::max(longest, t.size(1)) : longest;
+    for (auto& t : ts)
+      if (t.dim() >= 2 && t.size(1) < longest) {
+        std::vector<int64_t> pad(size_t(2 * (t.dim() - 1)), 0);  // (last dim ... dim 1), before/after each
+        pad.back() = longest - t.size(1);
+        t = torch::constant_pad_nd(t, pad, 0);
+      }
+    result[name] = torch::cat(ts).contiguous();
+  }
   for (auto& [name, s] : scalar_sums)
     result[name] = torch::tensor(s / static_cast<double>(std::max<int64_t>(1, n)));
   return result;
