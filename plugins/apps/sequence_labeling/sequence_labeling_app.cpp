@@ -6,6 +6,7 @@
 #include <ethost/app/predict_driver.h>
 #include <ethost/error.h>
 #include <ethost/io/state_dict.h>
+#include <ethost/nn/hf/model_options.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -87,6 +88,8 @@ SequenceLabelingApp::SequenceLabelingApp(const ConfigView& c, Context& ctx)
         "not \"" +
             f + "\"",
         c.where("data.label_format"));
+  use_crf_ = c.get_bool("use_crf");
+  user_set_crf_ = nn::hf::user_set(c, "use_crf");
   std::string s = c.get_string("data.tag_scheme");
   std::transform(s.begin(), s.end(), s.begin(), ::toupper);
   if (s == "BIO")
@@ -117,11 +120,30 @@ void SequenceLabelingApp::bind_columns(const std::vector<data::Column>& cols, bo
 data::FeatureSchema SequenceLabelingApp::features() const {
   auto s = data::FeatureSchema::bert_text(tokenizer().vocab().pad_id());
   s.sequence("token_labels", -100);
+  s.sequence("label_mask", 0);  // 1 on each word's first sub-token: the positions tags are read from
   return s;
 }
 
+bool SequenceLabelingApp::crf() const {
+  if (mode_ == Mode::train) return use_crf_;
+  std::string dir = !options().pretrained.empty() ? options().pretrained : options().checkpoint_dir;
+  std::ifstream in(dir + "/sequence_labeling.json");
+  if (!in) return use_crf_;
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("crf") || !j["crf"].is_boolean())
+    throw DataError("sequence_labeling.json is not {\"crf\": true|false, ...}",
+                    dir + "/sequence_labeling.json", "re-save the model with --mode train");
+  bool saved = j["crf"].get<bool>();
+  if (saved != use_crf_ && user_set_crf_)
+    logger().warn("use_crf = ", use_crf_ ? "true" : "false", " but the model in ", dir, " was trained ",
+                  saved ? "with" : "without", " a CRF layer: decoding it as trained");
+  return saved;
+}
+
 void SequenceLabelingApp::configure_model(Config& mc) const {
-  mc.set_string_list("heads", {"token_classification"}, "app/sequence_labeling");
+  std::vector<std::string> heads{"token_classification"};
+  if (crf()) heads.push_back("crf");
+  mc.set_string_list("heads", heads, "app/sequence_labeling");
 }
 
 std::vector<std::string> SequenceLabelingApp::labels_in_cell(const std::string& cell) const {
@@ -179,6 +201,10 @@ std::optional<data::Example> SequenceLabelingApp::encode(const Row& row, std::st
   data::Example ex;
   ex.set("input_ids", data::Feature::sequence(a.input_ids));
   ex.set("token_type_ids", data::Feature::sequence(std::vector<int8_t>(a.input_ids.size(), 0)));
+  std::vector<int8_t> label_mask(a.input_ids.size(), 0);
+  for (int32_t p : a.word_pos)
+    if (p >= 0) label_mask[size_t(p)] = 1;
+  ex.set("label_mask", data::Feature::sequence(std::move(label_mask)));
   ex.set_meta("word_pos", data::Feature::sequence(a.word_pos));
   if (!with_label) return ex;
   std::vector<std::string> tags;
@@ -238,6 +264,10 @@ const std::map<int32_t, int64_t>* SequenceLabelingApp::most_frequent() const {
 }
 
 void SequenceLabelingApp::save_extra(const std::string& dir) const {
+  nlohmann::json info{{"crf", crf()},
+                      {"tag_scheme", scheme_ == Scheme::bio ? "BIO" : "BIOES"},
+                      {"label_format", format_ == LabelFormat::tags ? "tags" : "spans"}};
+  io::write_file_atomic(dir + "/sequence_labeling.json", info.dump(2) + "\n");
   const auto* table = most_frequent();
   if (!table) return;
   nlohmann::json j;
@@ -275,8 +305,10 @@ std::optional<double> SequenceLabelingApp::baseline_f1(const data::Dataset& ds) 
 
 app::EvalReport SequenceLabelingApp::evaluate_on(const data::Dataset& ds) {
   app::EvalReport r;
-  auto out = forward_dataset(ds, {"token_logits", "loss"});
-  at::Tensor pred = out.at("token_logits").argmax(-1).contiguous();  // [N, T]
+  auto out = forward_dataset(ds, {"token_logits", "token_tags", "loss"});
+  // The CRF's Viterbi path when the model has one, else each position's best label.
+  at::Tensor pred = out.count("token_tags") ? out.at("token_tags").contiguous()
+                                            : out.at("token_logits").argmax(-1).contiguous();  // [N, T]
   const int64_t T = pred.size(1);
   const int64_t* p = pred.data_ptr<int64_t>();
   ConllEval ev;
@@ -335,7 +367,9 @@ void SequenceLabelingApp::postprocess(const TensorMap& outputs, const data::Batc
                                       std::vector<std::vector<std::string>>& cells) const {
   at::Tensor logits = outputs.at("token_logits").to(torch::kFloat).contiguous();  // [B, T, L]
   const int64_t T = logits.size(1), L = logits.size(2);
-  at::Tensor best = logits.argmax(-1).contiguous();
+  auto tags_it = outputs.find("token_tags");
+  at::Tensor best = tags_it != outputs.end() ? tags_it->second.to(torch::kLong).contiguous()
+                                             : logits.argmax(-1).contiguous();
   for (size_t r = 0; r < items.size(); ++r) {
     std::vector<std::string> words;
     words_of(items[r].row->values[col_text_], words);

@@ -42,6 +42,9 @@ class SequenceLabelingApp final : public app::SupervisedApp {
   // The tags of a row's label cell for its words; "" or the reason the cell is bad.
   std::string tags_of(const std::vector<std::string>& words, const std::string& cell,
                       std::vector<std::string>& tags) const;
+  // Whether the model has the CRF head: train mode use_crf; evaluate / predict: what the saved model says
+  // (sequence_labeling.json), so a model is always decoded the way it was trained.
+  bool crf() const;
   // The most frequent tag of each character in the training table (train mode: built from it once;
   // evaluate mode: read from the model's tag_baseline.json, written beside every saved model).
   const std::map<int32_t, int64_t>* most_frequent() const;
@@ -52,6 +55,7 @@ class SequenceLabelingApp final : public app::SupervisedApp {
   Scheme scheme_;
   std::string first_;
   size_t col_text_ = 0, col_label_ = 0;
+  bool use_crf_ = false, user_set_crf_ = false;
   Mode mode_ = Mode::train;
   mutable std::mutex baseline_mutex_;
   mutable std::optional<std::map<int32_t, int64_t>> most_frequent_;  // first sub-token id -> label id

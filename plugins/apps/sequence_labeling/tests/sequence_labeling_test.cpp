@@ -164,6 +164,30 @@ TEST_SUITE("integration.sequence_labeling") {
     CHECK(cells[3] == "今 天 遇 见 北 京 早 上 去 过 张 伟");
   }
 
+  TEST_CASE("use_crf: trained by the CRF likelihood, decoded with Viterbi; the saved model keeps its CRF") {
+    et::test::TempDir dir("sl_crf");
+    write_file(dir / "train.tsv", toy_tsv(toy_ner(192, 0)));
+    write_file(dir / "dev.tsv", toy_tsv(toy_ner(48, 1000)));
+    write_file(dir / "run.toml", sl_config(dir / "out"));
+    auto r = et::test::run_ethost(sl_args(
+        dir / "run.toml", {"--tables", dir / "train.tsv" + "," + dir / "dev.tsv", "--set", "use_crf=true",
+                           "--set", "train.max_steps=480", "--set", "train.eval_steps=480"}));
+    INFO(r.err.substr(r.err.size() > 4000 ? r.err.size() - 4000 : 0));
+    REQUIRE(r.exit_code == 0);
+    auto info = et::test::read_json(dir / "out/sequence_labeling.json");
+    CHECK(info["crf"] == true);
+    CHECK(contains(read_file(dir / "out/model.safetensors").substr(0, 20000), "crf.transitions"));
+    // Evaluate without use_crf in the config: the saved model says how to decode it.
+    auto e =
+        et::test::run_ethost(sl_args(dir / "run.toml", {"--mode", "evaluate", "--tables", dir / "dev.tsv"}));
+    INFO(e.err);
+    REQUIRE(e.exit_code == 0);
+    CHECK_FALSE(contains(e.err, "unexpected"));
+    auto res = et::test::read_json(dir / "out/eval_results.json");
+    MESSAGE("toy NER dev f1 with CRF " << res["f1"].get<double>());
+    CHECK(res["f1"].get<double>() > 0.95);
+  }
+
   TEST_CASE("CLUENER spans: tags from character spans (BIOES), a span that misses its entity is a bad row") {
     et::test::TempDir dir("sl_spans");
     std::string rows;

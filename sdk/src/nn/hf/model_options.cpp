@@ -21,8 +21,8 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 const std::vector<std::string>& standard_heads() {
-  static const std::vector<std::string> h = {"sequence_classification", "token_classification", "span", "mlm",
-                                             "nsp"};
+  static const std::vector<std::string> h = {"sequence_classification", "token_classification", "crf", "span",
+                                             "mlm", "nsp"};
   return h;
 }
 
@@ -34,7 +34,8 @@ const std::vector<ConfigKeySpec>& transformer_config_specs() {
           "from the sizes below"),
       service_key(
           "heads", "string_list", "[]",
-          "task heads: sequence_classification, token_classification, span, mlm, nsp (empty: encoder + "
+          "task heads: sequence_classification, token_classification (+ crf: a CRF layer over its scores), span, "
+          "mlm, nsp (empty: encoder + "
           "pooler only)"),
       service_key("labels", "string_list", "[]",
                   "label names of the classification head (id order); empty: the checkpoint's id2label, else "
@@ -131,6 +132,10 @@ ModelOptions read_model_options(const ConfigView& cfg, const std::vector<std::st
         "sequence_classification and token_classification heads cannot be combined (both are "
         "HF's `classifier`)",
         cfg.where("heads"));
+  if (o.has_head("crf") && !o.has_head("token_classification"))
+    throw ConfigError("the crf head decodes token_classification's scores: add \"token_classification\" to " +
+                          cfg.full_key("heads"),
+                      cfg.where("heads"));
   o.strict = cfg.get_bool("strict");
   o.ignore_mismatched_heads = cfg.get_bool("ignore_mismatched_heads");
   o.output_hidden_states = cfg.get_bool("output_hidden_states");

@@ -36,6 +36,7 @@ TaskHeads::TaskHeads(torch::nn::Module& net, const ModelOptions& o, const at::Te
   }
   if (has("token_classification"))
     classifier = net.register_module("classifier", LinearHead(a.hidden_size, a.num_labels(), cls_dropout));
+  if (has("crf")) crf = net.register_module("crf", Crf(a.num_labels()));
   if (has("span")) qa_outputs = net.register_module("qa_outputs", LinearHead(a.hidden_size, 2, 0.0));
   if (has("mlm") || has("nsp"))
     cls = net.register_module("cls", Cls(a, has("mlm"), has("nsp"), word_embeddings));
@@ -56,8 +57,24 @@ void TaskHeads::forward(const at::Tensor& last, const at::Tensor& pooled, const 
   if (has("token_classification")) {
     auto logits = classifier->forward(last);
     out["token_logits"] = logits;
-    if (const auto* y = find(in, "token_labels"))
+    const auto* y = find(in, "token_labels");
+    if (crf) {
+      const auto* lm = find(in, "label_mask");
+      const auto* am = find(in, "attention_mask");
+      at::Tensor mask = lm   ? *lm
+                        : y  ? (*y != -100)
+                        : am ? *am
+                             : torch::ones(logits.sizes().slice(0, 2), torch::kLong);
+      Gathered g = gather_positions(logits, mask);
+      if (y) add_loss(out, "token_loss", crf->nll(g.values, y->gather(1, g.index), g.mask));
+      if (!crf->is_training()) {
+        at::Tensor path = crf->decode(g.values, g.mask);
+        at::Tensor tags = torch::full(mask.sizes(), -1, torch::kLong);
+        out["token_tags"] = tags.scatter(1, g.index, path);
+      }
+    } else if (y) {
       add_loss(out, "token_loss", classification_loss(logits, *y));
+    }
   }
   if (has("span")) {
     auto parts = qa_outputs->forward(last).split(1, -1);

@@ -12,7 +12,8 @@
 
 namespace et::nn::hf {
 
-// The heads of nn::hf::TaskHeads: sequence_classification, token_classification, span, mlm, nsp.
+// The heads of nn::hf::TaskHeads: sequence_classification, token_classification, crf (with
+// token_classification), span, mlm, nsp.
 ET_API const std::vector<std::string>& standard_heads();
 
 struct ET_API ModelOptions {

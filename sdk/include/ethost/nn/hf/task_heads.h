@@ -11,6 +11,7 @@
 
 #include "ethost/export.h"
 #include "ethost/model.h"
+#include "ethost/nn/crf.h"
 #include "ethost/nn/heads.h"
 #include "ethost/nn/hf/model_options.h"
 
@@ -38,7 +39,9 @@ class ET_API TaskHeads {
   // the losses computed (HF BertForPreTraining: mlm + nsp). With an int64 "mlm_positions" [N] input (flat
   // indices b * T + t), the MLM head runs on those positions only: mlm_logits is [N, vocab] and mlm_labels
   // may be [B, T] (read at the positions) or [N] — the same loss as HF's on all positions when the others
-  // are -100, for a fraction of the decoder's cost.
+  // are -100, for a fraction of the decoder's cost. With the crf head, token_loss is the CRF's negative
+  // log-likelihood over the positions of "label_mask" [B, T] (else those whose token_labels are not -100),
+  // and in eval mode "token_tags" [B, T] holds the Viterbi path there (-1 elsewhere).
   void forward(const at::Tensor& last_hidden, const at::Tensor& pooled, const TensorMap& inputs,
                TensorMap& out);
 
@@ -46,6 +49,7 @@ class ET_API TaskHeads {
   RobertaClassificationHead roberta_classifier{nullptr};  // RoBERTa-style sequence classification
   LinearHead qa_outputs{nullptr};
   Cls cls{nullptr};
+  Crf crf{nullptr};  // SDK 2.3: registered as "crf" (pytorch-crf's names) with the crf head
 
  private:
   std::vector<std::string> heads_;
