@@ -104,7 +104,8 @@ class ET_API SupervisedApp : public App, public train::TrainTask {
   const Labels& labels() const;
   Model& model();
   // Runs the model over a dataset in eval.batch_size batches (eval mode, no autograd) and concatenates the
-  // named outputs along dim 0; per-token outputs [B, T, ...] are zero-padded along dim 1 to the longest batch.
+  // named outputs along dim 0; per-token outputs [B, T, ...] are zero-padded along dim 1 to the longest
+  // batch.
   std::map<std::string, at::Tensor> forward_dataset(const data::Dataset& ds,
                                                     const std::vector<std::string>& names);
   // The configured reader over files.

@@ -21,8 +21,8 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 const std::vector<std::string>& standard_heads() {
-  static const std::vector<std::string> h = {"sequence_classification", "token_classification", "crf", "span",
-                                             "mlm", "nsp"};
+  static const std::vector<std::string> h = {
+      "sequence_classification", "token_classification", "crf", "span", "mlm", "nsp"};
   return h;
 }
 
@@ -32,11 +32,11 @@ const std::vector<ConfigKeySpec>& transformer_config_specs() {
           "model_dir", "string", "\"\"",
           "HF checkpoint directory (config.json + model.safetensors or pytorch_model.bin); empty: build "
           "from the sizes below"),
-      service_key(
-          "heads", "string_list", "[]",
-          "task heads: sequence_classification, token_classification (+ crf: a CRF layer over its scores), span, "
-          "mlm, nsp (empty: encoder + "
-          "pooler only)"),
+      service_key("heads", "string_list", "[]",
+                  "task heads: sequence_classification, token_classification (+ crf: a CRF layer over its "
+                  "scores), span, "
+                  "mlm, nsp (empty: encoder + "
+                  "pooler only)"),
       service_key("labels", "string_list", "[]",
                   "label names of the classification head (id order); empty: the checkpoint's id2label, else "
                   "num_labels generic labels"),
