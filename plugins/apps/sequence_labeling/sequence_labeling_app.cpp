@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 
 #include "align.h"
@@ -124,9 +123,13 @@ data::FeatureSchema SequenceLabelingApp::features() const {
   return s;
 }
 
+std::string SequenceLabelingApp::saved_dir() const {
+  return !options().pretrained.empty() ? options().pretrained : options().checkpoint_dir;
+}
+
 bool SequenceLabelingApp::crf() const {
   if (mode_ == Mode::train) return use_crf_;
-  std::string dir = !options().pretrained.empty() ? options().pretrained : options().checkpoint_dir;
+  const std::string dir = saved_dir();
   std::ifstream in(dir + "/sequence_labeling.json");
   if (!in) return use_crf_;
   auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -230,35 +233,35 @@ std::optional<data::Example> SequenceLabelingApp::encode(const Row& row, std::st
 
 const std::map<int32_t, int64_t>* SequenceLabelingApp::most_frequent() const {
   std::lock_guard<std::mutex> lock(baseline_mutex_);
-  if (most_frequent_) return most_frequent_->empty() ? nullptr : &*most_frequent_;
-  most_frequent_.emplace();
-  if (mode_ == Mode::train && !options().tables.empty()) {
-    std::map<int32_t, std::map<int64_t, int64_t>> counts;
-    auto reader = const_cast<SequenceLabelingApp*>(this)->open_reader({options().tables[0]});
-    Row row;
-    std::string why;
-    while (reader->next(row)) {
-      auto ex = encode(row, why, true);
-      if (!ex) continue;
-      const auto& ids = ex->at("input_ids").as<int32_t>();
-      const auto& pos = ex->find_meta("word_pos")->as<int32_t>();
-      const auto& lab = ex->find_meta("word_labels")->as<int32_t>();
-      for (size_t w = 0; w < pos.size(); ++w)
-        if (pos[w] >= 0) ++counts[ids[size_t(pos[w])]][lab[w]];
+  if (!most_frequent_) {
+    if (mode_ == Mode::train) {
+      const data::Dataset* train = training_set();
+      if (!train) return nullptr;
+      std::map<int32_t, std::map<int64_t, int64_t>> counts;  // first sub-token id -> label id -> count
+      for (const auto& ex : train->examples) {
+        const auto& ids = ex.at("input_ids").as<int32_t>();
+        const auto& pos = ex.find_meta("word_pos")->as<int32_t>();
+        const auto& lab = ex.find_meta("word_labels")->as<int32_t>();
+        for (size_t w = 0; w < pos.size(); ++w)
+          if (pos[w] >= 0) ++counts[ids[size_t(pos[w])]][lab[w]];
+      }
+      most_frequent_.emplace();
+      for (auto& [id, by_label] : counts) {
+        auto best = std::max_element(by_label.begin(), by_label.end(),
+                                     [](auto& a, auto& b) { return a.second < b.second; });
+        (*most_frequent_)[id] = best->first;
+      }
+    } else if (mode_ == Mode::evaluate) {
+      most_frequent_.emplace();
+      std::ifstream in(saved_dir() + "/tag_baseline.json");
+      auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (in && j.is_object() && j.contains("most_frequent_tag"))
+        for (auto& [id, tag] : j["most_frequent_tag"].items())
+          if (int64_t l = labels().id(tag.get<std::string>()); l >= 0)
+            (*most_frequent_)[static_cast<int32_t>(std::stoi(id))] = l;
+    } else {
+      return nullptr;
     }
-    for (auto& [id, by_label] : counts) {
-      auto best = std::max_element(by_label.begin(), by_label.end(),
-                                   [](auto& a, auto& b) { return a.second < b.second; });
-      (*most_frequent_)[id] = best->first;
-    }
-  } else if (mode_ == Mode::evaluate) {
-    std::string dir = !options().pretrained.empty() ? options().pretrained : options().checkpoint_dir;
-    std::ifstream in(dir + "/tag_baseline.json");
-    auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (in && j.is_object() && j.contains("most_frequent_tag"))
-      for (auto& [id, tag] : j["most_frequent_tag"].items())
-        if (int64_t l = labels().id(tag.get<std::string>()); l >= 0)
-          (*most_frequent_)[static_cast<int32_t>(std::stoi(id))] = l;
   }
   return most_frequent_->empty() ? nullptr : &*most_frequent_;
 }

@@ -45,8 +45,10 @@ class SequenceLabelingApp final : public app::SupervisedApp {
   // Whether the model has the CRF head: train mode use_crf; evaluate / predict: what the saved model says
   // (sequence_labeling.json), so a model is always decoded the way it was trained.
   bool crf() const;
-  // The most frequent tag of each character in the training table (train mode: built from it once;
-  // evaluate mode: read from the model's tag_baseline.json, written beside every saved model).
+  // The model directory evaluate / predict use (pretrain_model_name_or_path, else train.checkpoint_dir).
+  std::string saved_dir() const;
+  // The most frequent tag of each character in the training table (train mode: counted once on the encoded
+  // training set; evaluate mode: read from the model's tag_baseline.json, written beside every saved model).
   const std::map<int32_t, int64_t>* most_frequent() const;
   // F1 of tagging every character with its most frequent training tag (std::nullopt without a table).
   std::optional<double> baseline_f1(const data::Dataset& ds);

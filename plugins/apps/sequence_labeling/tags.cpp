@@ -40,7 +40,7 @@ std::vector<Chunk> chunks(const std::vector<std::string>& tags) {
       open = false;
     }
     if (i < tags.size() && chunk_start(prev, cur)) {
-      if (open) out.back().end = static_cast<int64_t>(i);  // not reached with conlleval's rules
+      if (open) out.back().end = static_cast<int64_t>(i);  // only after a tag of unknown prefix (X-PER)
       out.push_back({cur.type, static_cast<int64_t>(i), static_cast<int64_t>(i) + 1});
       open = true;
     }

@@ -46,7 +46,7 @@ class ConllReader final : public et::Reader {
       const std::string& file = files_[file_idx_];
       std::vector<std::string> cells(columns_.size());
       std::string why;
-      for (size_t i = 0; i < lines.size() && why.empty(); ++i) {
+      for (size_t i = 0; i < lines.size(); ++i) {
         if (!et::data::valid_utf8(lines[i])) {
           why = "line " + std::to_string(first + int64_t(i)) + " is not valid UTF-8";
           break;

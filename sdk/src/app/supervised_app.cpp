@@ -83,6 +83,7 @@ struct SupervisedApp::Impl final : public Predictor {
   std::unique_ptr<Model> model;
   data::FeatureSchema schema;
   data::Dataset dev;
+  const data::Dataset* train_set = nullptr;  // while train mode runs
 
   Impl(SupervisedApp& a, const ConfigView& r, Context& c, std::string n)
       : app(a),
@@ -216,13 +217,18 @@ struct SupervisedApp::Impl final : public Predictor {
     training_labels(train_files);
     if (app.has_label_set())
       log.info(app.describe_task(), " with ", labels.size(), " label(s): ", labels.list(20));
-    data::Dataset train_set = load_set(train_files, "training");
+    data::Dataset train_examples = load_set(train_files, "training");
+    train_set = &train_examples;
+    struct Expose {  // training_set() sees the examples while this mode runs, not after
+      const data::Dataset*& slot;
+      ~Expose() { slot = nullptr; }
+    } expose{train_set};
     if (!dev_files.empty())
       dev = load_set(dev_files, "evaluation");
     else
       log.warn("no evaluation table (data.tables has one file): the last model is kept, no metrics");
     make_model(o.pretrained);
-    train::Trainer trainer(ctx, root, *model, app, train_set);
+    train::Trainer trainer(ctx, root, *model, app, train_examples);
     auto result = trainer.fit();
     if (!dev_files.empty()) {
       if (result.best_step >= 0) model->load(result.model_dir);  // report on the best model, the one saved
@@ -337,6 +343,7 @@ const ConfigView& SupervisedApp::root() const { return impl_->root; }
 Context& SupervisedApp::context() { return impl_->ctx; }
 const log::Logger& SupervisedApp::logger() const { return impl_->log; }
 const Labels& SupervisedApp::labels() const { return impl_->labels; }
+const data::Dataset* SupervisedApp::training_set() const { return impl_->train_set; }
 
 const text::Tokenizer& SupervisedApp::tokenizer() const {
   if (!impl_->tok) throw InternalError("SupervisedApp::tokenizer() before a mode set it up");

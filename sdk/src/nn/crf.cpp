@@ -55,12 +55,12 @@ at::Tensor CrfImpl::decode(const at::Tensor& emissions_in, const at::Tensor& mas
   at::Tensor trans = transitions.to(torch::kFloat);
   at::Tensor score = start_transitions.to(torch::kFloat).unsqueeze(0) + em.select(1, 0);  // [B, L]
   std::vector<at::Tensor> back;                                                           // [B, L] per step
+  // Where a row has ended, each label points at itself so the back-trace passes through unchanged.
+  const at::Tensor self = torch::arange(L, torch::kLong).unsqueeze(0).expand({B, L});
   for (int64_t i = 1; i < W; ++i) {
     auto [best, arg] = torch::max(score.unsqueeze(2) + trans.unsqueeze(0), 1);  // over the previous label
     at::Tensor m = mask.select(1, i).unsqueeze(1);
     score = torch::where(m, best + em.select(1, i), score);
-    // Where the row has ended, point each label at itself so the back-trace passes through unchanged.
-    at::Tensor self = torch::arange(L, torch::kLong).unsqueeze(0).expand({B, L});
     back.push_back(torch::where(m, arg, self).contiguous());
   }
   score = score + end_transitions.to(torch::kFloat).unsqueeze(0);
@@ -93,8 +93,7 @@ Gathered gather_positions(const at::Tensor& values, const at::Tensor& mask_in) {
   for (int64_t d = 2; d < values.dim(); ++d) shape.push_back(values.size(d));
   at::Tensor idx = order;
   for (int64_t d = 2; d < values.dim(); ++d) idx = idx.unsqueeze(-1);
-  std::vector<int64_t> expand_shape = shape;
-  at::Tensor g = values.gather(1, idx.expand(expand_shape));
+  at::Tensor g = values.gather(1, idx.expand(shape));
   return {g, gmask, order};
 }
 

@@ -102,6 +102,9 @@ class ET_API SupervisedApp : public App, public train::TrainTask {
   const log::Logger& logger() const;
   const text::Tokenizer& tokenizer() const;  // once a mode has started
   const Labels& labels() const;
+  // The encoded training set while train mode runs (evaluation, saving), e.g. to fit a baseline on it without
+  // reading the table again; nullptr in the other modes.
+  const data::Dataset* training_set() const;
   Model& model();
   // Runs the model over a dataset in eval.batch_size batches (eval mode, no autograd) and concatenates the
   // named outputs along dim 0; per-token outputs [B, T, ...] are zero-padded along dim 1 to the longest
