@@ -22,7 +22,7 @@ std::string join(const std::vector<std::string>& v) {
 
 const std::vector<std::string>& standard_heads() {
   static const std::vector<std::string> h = {
-      "sequence_classification", "token_classification", "crf", "span", "mlm", "nsp"};
+      "sequence_classification", "token_classification", "crf", "span", "mlm", "nsp", "sentence_embedding"};
   return h;
 }
 
@@ -34,9 +34,16 @@ const std::vector<ConfigKeySpec>& transformer_config_specs() {
           "from the sizes below"),
       service_key("heads", "string_list", "[]",
                   "task heads: sequence_classification, token_classification (+ crf: a CRF layer over its "
-                  "scores), span, "
-                  "mlm, nsp (empty: encoder + "
-                  "pooler only)"),
+                  "scores), span, mlm, nsp, sentence_embedding (pooling + optional projection: "
+                  "text matching, vectorization); empty: encoder + pooler only"),
+      service_key("pooling", "string", "\"cls\"",
+                  "sentence_embedding head: the first token's hidden state (cls), the mean or max over "
+                  "attended tokens, or the pooler's output",
+                  {}, {}, {"cls", "mean", "max", "pooler"}),
+      service_key("embedding_size", "int", "0",
+                  "sentence_embedding head: project the pooled vector to this width with a linear layer "
+                  "(\"projection\"); 0: no projection",
+                  0.0),
       service_key("labels", "string_list", "[]",
                   "label names of the classification head (id order); empty: the checkpoint's id2label, else "
                   "num_labels generic labels"),
@@ -105,7 +112,8 @@ bool ModelOptions::has_head(const std::string& h) const {
 }
 
 bool ModelOptions::has_pooler() const {
-  return heads.empty() || has_head("sequence_classification") || has_head("nsp");
+  return heads.empty() || has_head("sequence_classification") || has_head("nsp") ||
+         (has_head("sentence_embedding") && pooling == "pooler");
 }
 
 std::string ModelOptions::architecture() const {
@@ -141,6 +149,8 @@ ModelOptions read_model_options(const ConfigView& cfg, const std::vector<std::st
   o.output_hidden_states = cfg.get_bool("output_hidden_states");
   o.output_attentions = cfg.get_bool("output_attentions");
   o.seed = cfg.get_int("seed");
+  o.pooling = cfg.get_string("pooling");
+  o.embedding_size = cfg.get_int("embedding_size");
 
   TransformerConfig& a = o.arch;
   if (!o.model_dir.empty()) {

@@ -7,6 +7,7 @@
 
 #include "ethost/nn/hf/losses.h"
 #include "ethost/nn/model_types.h"
+#include "ethost/nn/pooling.h"
 
 namespace et::nn::hf {
 namespace {
@@ -24,7 +25,7 @@ ClsImpl::ClsImpl(const TransformerConfig& cfg, bool mlm, bool nsp, const at::Ten
 }
 
 TaskHeads::TaskHeads(torch::nn::Module& net, const ModelOptions& o, const at::Tensor& word_embeddings)
-    : heads_(o.heads), problem_type_(o.arch.problem_type) {
+    : heads_(o.heads), problem_type_(o.arch.problem_type), pooling_(o.pooling) {
   const auto& a = o.arch;
   const bool roberta_style = model_type_info(a.model_type, "model_type").roberta_heads;
   const double cls_dropout = a.classifier_dropout.value_or(a.hidden_dropout_prob);
@@ -40,6 +41,8 @@ TaskHeads::TaskHeads(torch::nn::Module& net, const ModelOptions& o, const at::Te
   if (has("span")) qa_outputs = net.register_module("qa_outputs", LinearHead(a.hidden_size, 2, 0.0));
   if (has("mlm") || has("nsp"))
     cls = net.register_module("cls", Cls(a, has("mlm"), has("nsp"), word_embeddings));
+  if (has("sentence_embedding") && o.embedding_size > 0)
+    projection = net.register_module("projection", torch::nn::Linear(a.hidden_size, o.embedding_size));
 }
 
 bool TaskHeads::has(const std::string& h) const {
@@ -95,6 +98,11 @@ void TaskHeads::forward(const at::Tensor& last, const at::Tensor& pooled, const 
       if (pos && labels.dim() == 2) labels = labels.reshape({-1}).index_select(0, *pos);
       add_loss(out, "mlm_loss", classification_loss(logits, labels));
     }
+  }
+  if (has("sentence_embedding")) {
+    const auto* am = find(in, "attention_mask");
+    at::Tensor v = pooling_ == "pooler" ? pooled : pool_tokens(last, am ? *am : at::Tensor(), pooling_);
+    out["sentence_embedding"] = projection ? projection->forward(v) : v;
   }
   if (has("nsp")) {
     auto logits = cls->seq_relationship->forward(pooled);

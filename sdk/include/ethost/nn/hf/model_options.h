@@ -13,7 +13,7 @@
 namespace et::nn::hf {
 
 // The heads of nn::hf::TaskHeads: sequence_classification, token_classification, crf (with
-// token_classification), span, mlm, nsp.
+// token_classification), span, mlm, nsp, sentence_embedding (pooling + optional projection).
 ET_API const std::vector<std::string>& standard_heads();
 
 struct ET_API ModelOptions {
@@ -25,6 +25,8 @@ struct ET_API ModelOptions {
   bool output_hidden_states = false;
   bool output_attentions = false;
   int64_t seed = 42;
+  std::string pooling = "cls";  // sentence_embedding: cls | mean | max | pooler
+  int64_t embedding_size = 0;   // sentence_embedding: a linear projection to this width (0: none)
 
   bool has_head(const std::string& h) const;
   // The pooler exists for the encoder alone and for heads that read the pooled output (HF's

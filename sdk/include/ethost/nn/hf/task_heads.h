@@ -5,6 +5,7 @@
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
 
 #include <string>
 #include <vector>
@@ -41,7 +42,9 @@ class ET_API TaskHeads {
   // may be [B, T] (read at the positions) or [N] — the same loss as HF's on all positions when the others
   // are -100, for a fraction of the decoder's cost. With the crf head, token_loss is the CRF's negative
   // log-likelihood over the positions of "label_mask" [B, T] (else those whose token_labels are not -100),
-  // and in eval mode "token_tags" [B, T] holds the Viterbi path there (-1 elsewhere).
+  // and in eval mode "token_tags" [B, T] holds the Viterbi path there (-1 elsewhere). sentence_embedding:
+  // "sentence_embedding" [B, D], the hidden states pooled by opts.pooling over "attention_mask" (or the
+  // pooler's output), then projected to embedding_size when it is set (no loss: the app's).
   void forward(const at::Tensor& last_hidden, const at::Tensor& pooled, const TensorMap& inputs,
                TensorMap& out);
 
@@ -50,10 +53,12 @@ class ET_API TaskHeads {
   LinearHead qa_outputs{nullptr};
   Cls cls{nullptr};
   Crf crf{nullptr};  // SDK 2.3: registered as "crf" (pytorch-crf's names) with the crf head
+  torch::nn::Linear projection{nullptr};  // SDK 2.4: sentence_embedding with embedding_size > 0
 
  private:
   std::vector<std::string> heads_;
   std::string problem_type_;
+  std::string pooling_;
   bool has(const std::string& h) const;
 };
 
