@@ -58,7 +58,7 @@ class SequenceLabelingApp final : public app::SupervisedApp {
   std::string first_;
   size_t col_text_ = 0, col_label_ = 0;
   bool use_crf_ = false, user_set_crf_ = false;
-  Mode mode_ = Mode::train;
+  Mode mode_ = Mode::predict;  // the host drives --mode predict through the Predictor, without run()
   mutable std::mutex baseline_mutex_;
   mutable std::optional<std::map<int32_t, int64_t>> most_frequent_;  // first sub-token id -> label id
 };
