@@ -1,4 +1,5 @@
-// predict_driver.cpp: tables -> Predictor -> TSV, chunked (parallel encoding), in input order, atomic output.
+// predict_driver.cpp: tables -> Predictor -> TSV, JSON lines or .npy (predict_sinks.h), chunked (parallel
+// encoding), in input order, atomic output.
 #include "ethost/app/predict_driver.h"
 
 #include <algorithm>
@@ -11,18 +12,12 @@
 #include "ethost/error.h"
 #include "ethost/log.h"
 #include "ethost/services.h"
+#include "predict_sinks.h"
 
 namespace fs = std::filesystem;
 
 namespace et::app {
 namespace {
-
-// Output cells must not break the TSV: tabs and newlines inside copied columns become spaces.
-std::string tsv_safe(std::string s) {
-  for (char& c : s)
-    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-  return s;
-}
 
 std::string join_floats(const float* p, int64_t n, const char* format, const char* open, const char* close) {
   std::string s = open;
@@ -42,7 +37,9 @@ std::string json_floats(const float* values, int64_t n) { return join_floats(val
 const std::vector<ConfigKeySpec>& predictor_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
       service_key("predict.outputs", "string", "\"\"",
-                  "prediction output TSV (default <checkpoint_dir>/predictions.tsv)"),
+                  "prediction output (default <checkpoint_dir>/predictions.tsv): TSV, or by extension .jsonl "
+                  "(one JSON "
+                  "object per row) or .npy (one numeric column as a float32 array [rows, ...])"),
       service_key("predict.output_schema", "string_list", "[\"predictions\"]",
                   "output columns in order (the app lists its own)"),
       service_key("predict.append_cols", "string_list", "[]",
@@ -83,14 +80,19 @@ PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
   PredictOptions o = PredictOptions::from_config(root);
   auto log = log::get("host");
   std::vector<std::string> known;
-  for (const auto& c : p.output_columns()) known.push_back(c.name);
-  for (const auto& col : o.output_schema)
-    if (std::find(known.begin(), known.end(), col) == known.end()) {
+  const auto offered = p.output_columns();
+  for (const auto& c : offered) known.push_back(c.name);
+  std::vector<OutputColumn> written;
+  for (const auto& col : o.output_schema) {
+    auto it = std::find(known.begin(), known.end(), col);
+    if (it == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
       throw ConfigError("predict.output_schema column '" + col + "' is unknown",
                         root.where("predict.output_schema"), "use " + list);
     }
+    written.push_back(offered[size_t(it - known.begin())]);
+  }
   PredictSummary s;
   s.output = o.outputs;
   if (!ctx.world().is_main()) {
@@ -108,14 +110,8 @@ PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
   auto parent = fs::path(o.outputs).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
   const std::string tmp = o.outputs + ".tmp";
-  std::ofstream out(tmp, std::ios::binary);
-  if (!out) throw DataError("cannot write the predictions", o.outputs);
-  if (o.header) {
-    std::string h;
-    for (auto& c : o.output_schema) h += (h.empty() ? "" : "\t") + c;
-    for (auto& c : o.append_cols) h += (h.empty() ? "" : "\t") + c;
-    out << h << "\n";
-  }
+  auto sink =
+      make_predict_sink(o.outputs, tmp, written, o.append_cols, o.header, root.where("predict.outputs"));
   auto encode = [&](const Row& r, std::string& why) { return p.encode(r, why); };
   data::stream_dataset(
       *reader, encode, o.chunk_rows, [&](std::vector<data::Example>&& chunk, std::vector<Row>&& rows) {
@@ -133,18 +129,16 @@ PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
           p.postprocess(outputs, batch, items, o.output_schema, cells);
           if (cells.size() != items.size())
             throw InternalError("the predictor returned cells for another number of rows");
+          std::vector<std::string> appended;
           for (size_t r = 0; r < items.size(); ++r) {
-            std::string line;
-            for (auto& cell : cells[r]) line += (line.empty() ? "" : "\t") + cell;
-            for (size_t k : append_idx)
-              line += (line.empty() ? "" : "\t") + tsv_safe(items[r].row->values[k]);
-            out << line << "\n";
+            appended.clear();
+            for (size_t k : append_idx) appended.push_back(items[r].row->values[k]);
+            sink->row(cells[r], appended);
             ++s.rows_written;
           }
         }
       });
-  out.close();
-  if (!out) throw DataError("writing the predictions failed", o.outputs);
+  sink->finish();
   fs::rename(tmp, o.outputs);
   s.bad_rows = reader->bad_rows().count();
   std::string bad = reader->bad_rows().summary();

@@ -1,5 +1,6 @@
 // predict_driver.h: `--mode predict` for any app with the Predictor capability — data.tables through the
-// predictor, written as TSV (predict.output_schema columns, then predict.append_cols), chunked and atomic —
+// predictor, written as TSV (predict.output_schema columns, then predict.append_cols; by the output's extension
+// also JSON lines, .jsonl, or one numeric column as a NumPy array, .npy), chunked and atomic —
 // and the predict.* keys (services = ["predictor"]).
 #pragma once
 
@@ -31,7 +32,7 @@ struct PredictSummary {
   std::string output;
 };
 
-// Prepares the predictor and streams data.tables through it into the output TSV (written to a temporary name,
+// Prepares the predictor and streams data.tables through it into the output file (written to a temporary name,
 // renamed at the end). Bad rows are counted, reported and skipped; an unknown output_schema column or append
 // column is an et::ConfigError naming the key. Prints "predicted N rows -> FILE" on rank 0.
 ET_API PredictSummary run_predict(Context& ctx, Predictor& predictor, const ConfigView& root);
