@@ -8,6 +8,7 @@ PKGS=(
   libboost-dev libboost-program-options-dev
   libtbb-dev libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
   nlohmann-json3-dev libutf8proc-dev libstb-dev
+  libfaiss-dev
   python3-torch python3-jieba iproute2 binutils file
 )
 if [ "${ETHOST_WITH_BENCH_DEPS:-0}" = 1 ]; then PKGS+=(libjemalloc2); fi
