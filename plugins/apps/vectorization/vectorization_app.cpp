@@ -146,6 +146,10 @@ at::Tensor VectorizationApp::search_embedding(const TensorMap& out, const data::
 }
 
 void VectorizationApp::build_index() {
+  if (!context().world().is_main()) {
+    logger().info("the index is built on rank 0 only");
+    return;
+  }
   auto* predictor = static_cast<Predictor*>(query_interface(Predictor::kInterfaceId));
   predictor->prepare_predict();  // tokenizer and model of pretrain_model_name_or_path, in eval mode
   const auto t0 = clock_type::now();
