@@ -57,19 +57,22 @@ struct Args {
   std::string baseline = ETHOST_SOURCE_DIR "/bench/baseline/bert_eager.py";
   std::string keep;
   std::string profile;  // chrome trace of a few fused training steps of the first config
+  std::string task =
+      "sequence";  // sequence | token: the head (HF ...ForSequenceClassification / ForTokenClassification)
 };
 
 const char* kUsage =
     "Usage: ethost-bench [--configs tiny,base] [--precision fp32|bf16|both] [--iters N] [--warmup N]\n"
     "                    [--latency-runs N] [--threads N] [--quick] [--parity-only] [--bf16-budget SECONDS]\n"
     "                    [--json FILE] [--python EXE] [--baseline SCRIPT] [--no-python] [--keep DIR]\n"
-    "                    [--profile TRACE.json]\n"
+    "                    [--profile TRACE.json] [--task sequence|token]\n"
     "Measures model/bert + optimizer/adamw (fused_kernels on and off) against a PyTorch eager baseline:\n"
     "training samples/s, inference samples/s (batch 32), latency p50/p90 (batch 1), and MFU against the\n"
     "fp32 at::mm peak measured in the same run. --quick: tiny only, few iterations. --parity-only: only the\n"
     "logits check (C++ vs Python, same weights and inputs). Results: a table on stdout and --json FILE\n"
     "(default bench_results.json). --profile: also record an operator trace (chrome://tracing format) of\n"
-    "3 fused training steps of the first config, and print the operators' self time.\n";
+    "3 fused training steps of the first config, and print the operators' self time. --task token: token\n"
+    "classification (NER: 7 labels on every token, HF BertForTokenClassification) instead of the text's.\n";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -116,7 +119,11 @@ Args parse_args(int argc, char** argv) {
       a.keep = value();
     else if (k == "--profile")
       a.profile = value();
-    else if (k == "--quick")
+    else if (k == "--task") {
+      a.task = value();
+      if (a.task != "sequence" && a.task != "token")
+        throw et::UsageError("--task must be sequence or token", "command line", kUsage);
+    } else if (k == "--quick")
       a.quick = true;
     else if (k == "--parity-only")
       a.parity_only = true;
@@ -141,7 +148,7 @@ Spec make_spec(const std::string& name, const Args& a) {
   Spec s;
   s.name = name;
   s.shape.vocab = 21128;
-  s.shape.labels = 2;
+  s.shape.labels = a.task == "token" ? 7 : 2;  // token: BIO tags of three entity types
   if (name == "tiny") {
     s.shape.layers = 4, s.shape.hidden = 256, s.shape.heads = 4, s.shape.intermediate = 1024;
     s.train_batch = 32;
@@ -179,10 +186,14 @@ struct Host {
   }
 };
 
+std::string g_task = "sequence";  // Args::task, for the helpers below
+
+std::string head_name() { return g_task == "token" ? "token_classification" : "sequence_classification"; }
+const char* logits_name() { return g_task == "token" ? "token_logits" : "logits"; }
+
 std::string model_toml(const std::string& dir, bool fused, bool no_dropout = false) {
-  std::string t = "model_dir = \"" + dir +
-                  "\"\nheads = [\"sequence_classification\"]\nfused_kernels = " + (fused ? "true" : "false") +
-                  "\n";
+  std::string t = "model_dir = \"" + dir + "\"\nheads = [\"" + head_name() +
+                  "\"]\nfused_kernels = " + (fused ? "true" : "false") + "\n";
   if (no_dropout) t += "hidden_dropout_prob = 0.0\nattention_probs_dropout_prob = 0.0\n";
   return t;
 }
@@ -222,7 +233,7 @@ json optimizer_hparams(Host& h) {
 et::TensorMap as_inputs(const Batch& b, bool labels) {
   et::TensorMap m{
       {"input_ids", b.input_ids}, {"attention_mask", b.attention_mask}, {"token_type_ids", b.token_type_ids}};
-  if (labels) m["labels"] = b.labels;
+  if (labels) m[g_task == "token" ? "token_labels" : "labels"] = b.labels;
   return m;
 }
 
@@ -257,13 +268,36 @@ struct Inputs {
   std::vector<Batch> train;
 };
 
+// --task token: a label per token in [0, C) (deterministic), -100 on [CLS], [SEP] and padding, as HF's
+// token-classification recipe labels them.
+Batch with_token_labels(Batch b, int64_t C, uint64_t seed) {
+  at::Tensor y = torch::full(b.input_ids.sizes(), -100, torch::kLong);
+  auto Y = y.accessor<int64_t, 2>();
+  auto M = b.attention_mask.accessor<int64_t, 2>();
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t r = 0; r < y.size(0); ++r) {
+    int64_t len = 0;
+    for (int64_t t = 0; t < y.size(1); ++t) len += M[r][t];
+    for (int64_t t = 1; t + 1 < len; ++t) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      Y[r][t] = int64_t(x % uint64_t(C));
+    }
+  }
+  b.labels = y;
+  return b;
+}
+
 Inputs make_inputs(const Spec& s) {
   Inputs in;
   const int64_t V = s.shape.vocab, C = s.shape.labels;
-  in.parity = make_batch(1, 4, s.seq, V, C);
-  in.train = {make_batch(2, s.train_batch, s.seq, V, C), make_batch(3, s.train_batch, s.seq, V, C)};
-  in.infer = make_batch(4, s.infer_batch, s.seq, V, C);
-  in.latency = make_batch(5, 1, s.seq, V, C);
+  auto mk = [&](uint64_t seed, int64_t batch) {
+    Batch b = make_batch(seed, batch, s.seq, V, C);
+    return g_task == "token" ? with_token_labels(b, C, seed) : b;
+  };
+  in.parity = mk(1, 4);
+  in.train = {mk(2, s.train_batch), mk(3, s.train_batch)};
+  in.infer = mk(4, s.infer_batch);
+  in.latency = mk(5, 1);
   return in;
 }
 
@@ -476,7 +510,7 @@ CppParity cpp_parity(Host& h, const Inputs& in, const std::string& dir, bool fus
     auto m = h.model(model_toml(dir, fused));
     m->module().eval();
     torch::NoGradGuard no_grad;
-    p.logits = m->forward(as_inputs(in.parity, false)).at("logits");
+    p.logits = m->forward(as_inputs(in.parity, false)).at(logits_name());
   }
   auto m = h.model(model_toml(dir, fused, true));
   m->module().train();
@@ -531,7 +565,7 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
     // Fresh weights (seed 42) written as an HF checkpoint; every model below, C++ and Python, loads this
     // file.
     std::ostringstream t;
-    t << "heads = [\"sequence_classification\"]\nnum_labels = " << s.shape.labels
+    t << "heads = [\"" << head_name() << "\"]\nnum_labels = " << s.shape.labels
       << "\nvocab_size = " << s.shape.vocab << "\nhidden_size = " << s.shape.hidden
       << "\nnum_hidden_layers = " << s.shape.layers << "\nnum_attention_heads = " << s.shape.heads
       << "\nintermediate_size = " << s.shape.intermediate << "\nseed = 42\n";
@@ -540,12 +574,12 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
   const Inputs in = make_inputs(s);
   const std::string inputs_path = (dir / "inputs.safetensors").string();
   write_inputs(in, inputs_path);
-  std::cout << "\n== " << s.name << ": " << s.shape.layers << " layers, hidden " << s.shape.hidden << ", "
-            << s.shape.heads << " heads, intermediate " << s.shape.intermediate << ", vocab " << s.shape.vocab
-            << ", seq " << s.seq << ", " << std::fixed << std::setprecision(1)
-            << static_cast<double>(parameter_count(s.shape)) / 1e6 << "M parameters; train batch "
-            << s.train_batch << ", inference batch " << s.infer_batch << " (load average " << c.loadavg_start
-            << ")\n"
+  std::cout << "\n== " << s.name << " (" << a.task << " classification): " << s.shape.layers
+            << " layers, hidden " << s.shape.hidden << ", " << s.shape.heads << " heads, intermediate "
+            << s.shape.intermediate << ", vocab " << s.shape.vocab << ", seq " << s.seq << ", " << std::fixed
+            << std::setprecision(1) << static_cast<double>(parameter_count(s.shape)) / 1e6
+            << "M parameters; train batch " << s.train_batch << ", inference batch " << s.infer_batch
+            << " (load average " << c.loadavg_start << ")\n"
             << std::flush;
 
   // C++ parity side (fp32).
@@ -564,9 +598,13 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
     profile_training(h, s, in, model_dir, a.precision == "bf16", a.profile);
   // The Python baseline's job (model, inputs, threads, optimizer); a worker process runs its iterations
   // interleaved with ethost's, the one-shot run below does the parity check and any non-interleaved plan.
-  json job = {{"model_dir", model_dir}, {"inputs", inputs_path},
-              {"threads", a.threads},   {"optimizer", optimizer_hparams(h)},
-              {"parity", true},         {"out", (dir / "python_result.json").string()}};
+  json job = {{"model_dir", model_dir},
+              {"inputs", inputs_path},
+              {"task", a.task},
+              {"threads", a.threads},
+              {"optimizer", optimizer_hparams(h)},
+              {"parity", true},
+              {"out", (dir / "python_result.json").string()}};
   const std::string job_path = (dir / "python_job.json").string();
   std::ofstream(job_path) << job.dump(2) << "\n";
   std::unique_ptr<et::bench::PythonWorker> worker;
@@ -659,8 +697,7 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
 
     // Parity.
     std::vector<float> flat;  // Python floats of float32 values: exact
-    for (const auto& row : py["parity"]["logits"])
-      for (const auto& x : row) flat.push_back(x.get<float>());
+    for (const auto& x : py["parity"]["logits"]) flat.push_back(x.get<float>());
     const at::Tensor py_logits = torch::tensor(flat).view_as(cp[true].logits);
     Parity& p = c.parity;
     p.ran = true;
@@ -717,6 +754,7 @@ json peak_json(const Peak& p) {
 
 int run(const Args& a) {
   const auto t_start = clock_type::now();
+  g_task = a.task;
   et::log::set_level(et::log::Level::warn);
   at::set_num_threads(a.threads);
   torch::manual_seed(0);
@@ -798,6 +836,7 @@ int run(const Args& a) {
       {"python", python_info},
       {"options",
        {{"configs", a.configs},
+        {"task", a.task},
         {"precision", a.precision},
         {"quick", a.quick},
         {"parity_only", a.parity_only}}},

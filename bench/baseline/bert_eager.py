@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# bert_eager.py: a plain, idiomatic PyTorch eager BERT for sequence classification — the baseline of
+# bert_eager.py: a plain, idiomatic PyTorch eager BERT for sequence (or token) classification — the baseline of
 # bench/bert_bench.cpp (ethost-bench). transformers is not installed; this is written in this project.
 """Baseline for ethost-bench: the same architecture and numerics as HF BertForSequenceClassification
 (transformers 4.30): nn.Embedding / nn.Linear / nn.LayerNorm / nn.Dropout, F.gelu, softmax over scores plus HF's
@@ -13,6 +13,8 @@ JOB.json (written by ethost-bench):
   model_dir   config.json + model.safetensors written by ethost's model->save(dir) (HF names)
   inputs      a safetensors file with <batch>.input_ids / .attention_mask / .token_type_ids / .labels for the
               batches "parity", "train0".."trainK", "infer", "latency"
+  task        "sequence" (BertForSequenceClassification, labels [B]) or "token" (BertForTokenClassification,
+              labels [B, T] with -100 on unlabelled tokens)
   threads     torch.set_num_threads
   optimizer   {learning_rate, weight_decay, beta1, beta2, eps, no_decay}
   parity      true: eval logits of the parity batch, and two training losses (dropout 0, one AdamW step between)
@@ -164,16 +166,18 @@ class Pooler(nn.Module):
 
 
 class Bert(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, pooler=True):  # HF add_pooling_layer (False for token classification)
         super().__init__()
         self.embeddings = Embeddings(c)
         self.encoder = Encoder(c)
-        self.pooler = Pooler(c)
+        self.pooler = Pooler(c) if pooler else None
 
     def forward(self, input_ids, attention_mask, token_type_ids):
+        """The last hidden state [B, T, H] and the pooled output [B, H] (None without a pooler)."""
         dtype = next(self.parameters()).dtype  # HF: self.dtype (fp32 master weights, also under autocast)
         mask = (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
-        return self.pooler(self.encoder(self.embeddings(input_ids, token_type_ids), mask))
+        hidden = self.encoder(self.embeddings(input_ids, token_type_ids), mask)
+        return hidden, self.pooler(hidden) if self.pooler is not None else None
 
 
 class BertForSequenceClassification(nn.Module):
@@ -186,10 +190,32 @@ class BertForSequenceClassification(nn.Module):
         self.classifier = nn.Linear(c["hidden_size"], self.num_labels)
 
     def forward(self, input_ids, attention_mask, token_type_ids, labels=None):
-        logits = self.classifier(self.dropout(self.bert(input_ids, attention_mask, token_type_ids)))
+        logits = self.classifier(self.dropout(self.bert(input_ids, attention_mask, token_type_ids)[1]))
         if labels is None:
             return logits, None
         return logits, F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
+
+
+class BertForTokenClassification(nn.Module):
+    """HF BertForTokenClassification: no pooler, the classifier on every token, cross-entropy over the labelled
+    tokens (label -100: ignored)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.num_labels = len(c.get("id2label") or {}) or c.get("num_labels", 2)
+        self.bert = Bert(c, pooler=False)
+        p = c.get("classifier_dropout")
+        self.dropout = nn.Dropout(c["hidden_dropout_prob"] if p is None else p)
+        self.classifier = nn.Linear(c["hidden_size"], self.num_labels)
+
+    def forward(self, input_ids, attention_mask, token_type_ids, labels=None):
+        logits = self.classifier(self.dropout(self.bert(input_ids, attention_mask, token_type_ids)[0]))
+        if labels is None:
+            return logits, None
+        return logits, F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1), ignore_index=-100)
+
+
+TASK = {"task": "sequence"}  # the job's "task": sequence (classification of the text) or token (of every token)
 
 
 def build_model(model_dir, dropout=None):
@@ -197,7 +223,7 @@ def build_model(model_dir, dropout=None):
         c = json.load(f)
     if dropout is not None:
         c["hidden_dropout_prob"] = c["attention_probs_dropout_prob"] = dropout
-    model = BertForSequenceClassification(c)
+    model = (BertForTokenClassification if TASK["task"] == "token" else BertForSequenceClassification)(c)
     weights = read_safetensors(model_dir + "/model.safetensors")
     weights = {k: v for k, v in weights.items() if not k.endswith("position_ids")}  # a buffer, not a weight
     model.load_state_dict(weights, strict=True)
@@ -255,7 +281,7 @@ def parity(job, inputs):
     loss0 = train_step(model, opt, b, "fp32").item()
     opt.zero_grad()
     _, loss1 = model(**b)
-    return {"logits": logits.tolist(), "train_losses": [loss0, loss1.item()]}
+    return {"logits": logits.flatten().tolist(), "train_losses": [loss0, loss1.item()]}
 
 
 def measure(job, inputs, run):
@@ -333,11 +359,13 @@ def main():
     if sys.argv[1] == "--serve":
         with open(sys.argv[2]) as f:
             job = json.load(f)
+        TASK["task"] = job.get("task", "sequence")
         torch.set_num_threads(job["threads"])
         torch.manual_seed(0)
         return serve(job, read_safetensors(job["inputs"]))
     with open(sys.argv[1]) as f:
         job = json.load(f)
+    TASK["task"] = job.get("task", "sequence")
     torch.set_num_threads(job["threads"])
     torch.manual_seed(0)
     inputs = read_safetensors(job["inputs"])
