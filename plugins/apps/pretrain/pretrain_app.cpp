@@ -3,6 +3,7 @@
 #include "pretrain_app.h"
 
 #include <ethost/app/predict_driver.h>
+#include <ethost/app/text_features.h>
 #include <ethost/data/batcher.h>
 #include <ethost/error.h>
 #include <ethost/io/state_dict.h>
@@ -414,10 +415,7 @@ std::optional<data::Example> PretrainApp::encode(const Row& row, std::string& re
     return std::nullopt;
   }
   data::Example ex;
-  ex.set("input_ids",
-         data::Feature::sequence(std::vector<int32_t>(enc.input_ids.begin(), enc.input_ids.end())));
-  ex.set("token_type_ids",
-         data::Feature::sequence(std::vector<int8_t>(enc.token_type_ids.begin(), enc.token_type_ids.end())));
+  app::set_bert_text(ex, enc);
   return ex;
 }
 

@@ -123,13 +123,9 @@ data::FeatureSchema SequenceLabelingApp::features() const {
   return s;
 }
 
-std::string SequenceLabelingApp::saved_dir() const {
-  return !options().pretrained.empty() ? options().pretrained : options().checkpoint_dir;
-}
-
 bool SequenceLabelingApp::crf() const {
   if (mode_ == Mode::train) return use_crf_;
-  const std::string dir = saved_dir();
+  const std::string dir = saved_model_dir();
   std::ifstream in(dir + "/sequence_labeling.json");
   if (!in) return use_crf_;
   auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -253,7 +249,7 @@ const std::map<int32_t, int64_t>* SequenceLabelingApp::most_frequent() const {
       }
     } else if (mode_ == Mode::evaluate) {
       most_frequent_.emplace();
-      std::ifstream in(saved_dir() + "/tag_baseline.json");
+      std::ifstream in(saved_model_dir() + "/tag_baseline.json");
       auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
       if (in && j.is_object() && j.contains("most_frequent_tag"))
         for (auto& [id, tag] : j["most_frequent_tag"].items())

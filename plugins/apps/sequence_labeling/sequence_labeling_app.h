@@ -46,7 +46,6 @@ class SequenceLabelingApp final : public app::SupervisedApp {
   // (sequence_labeling.json), so a model is always decoded the way it was trained.
   bool crf() const;
   // The model directory evaluate / predict use (pretrain_model_name_or_path, else train.checkpoint_dir).
-  std::string saved_dir() const;
   // The most frequent tag of each character in the training table (train mode: counted once on the encoded
   // training set; evaluate mode: read from the model's tag_baseline.json, written beside every saved model).
   const std::map<int32_t, int64_t>* most_frequent() const;

@@ -3,6 +3,7 @@
 #include "text_classify_app.h"
 
 #include <ethost/app/predict_driver.h>
+#include <ethost/app/text_features.h>
 #include <ethost/error.h>
 #include <ethost/train/metrics.h>
 #include <torch/torch.h>
@@ -102,10 +103,7 @@ std::optional<data::Example> TextClassifyApp::encode(const Row& row, std::string
     return std::nullopt;
   }
   data::Example ex;
-  ex.set("input_ids",
-         data::Feature::sequence(std::vector<int32_t>(enc.input_ids.begin(), enc.input_ids.end())));
-  ex.set("token_type_ids",
-         data::Feature::sequence(std::vector<int8_t>(enc.token_type_ids.begin(), enc.token_type_ids.end())));
+  app::set_bert_text(ex, enc);
   if (!with_label) return ex;
   if (auto why = encode_label(row.values[col_label_], ex)) {
     reason = *why;

@@ -5,7 +5,6 @@
 #include <ethost/train/metrics.h>
 
 #include <algorithm>
-#include <iterator>
 
 namespace et::apps::text_match {
 
@@ -91,15 +90,28 @@ RetrievalScores in_batch_recall(const std::vector<float>& a, const std::vector<f
   return in_batch_recall(dot, gold, group, ks);
 }
 
+std::vector<int32_t> token_set(std::vector<int32_t> tokens) {
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  return tokens;
+}
+
+double set_jaccard(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t both = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j])
+      ++both, ++i, ++j;
+    else if (a[i] < b[j])
+      ++i;
+    else
+      ++j;
+  }
+  const size_t uni = a.size() + b.size() - both;
+  return uni ? double(both) / double(uni) : 0.0;
+}
+
 double token_jaccard(std::vector<int32_t> a, std::vector<int32_t> b) {
-  std::sort(a.begin(), a.end());
-  a.erase(std::unique(a.begin(), a.end()), a.end());
-  std::sort(b.begin(), b.end());
-  b.erase(std::unique(b.begin(), b.end()), b.end());
-  std::vector<int32_t> both;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
-  const size_t uni = a.size() + b.size() - both.size();
-  return uni ? double(both.size()) / double(uni) : 0.0;
+  return set_jaccard(token_set(std::move(a)), token_set(std::move(b)));
 }
 
 }  // namespace et::apps::text_match

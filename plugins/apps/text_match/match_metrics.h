@@ -42,5 +42,9 @@ RetrievalScores in_batch_recall(const std::function<double(int64_t, int64_t)>& s
 // The lexical-overlap baseline: the Jaccard similarity of two texts' token sets, |A & B| / |A | B| (0 when
 // both are empty).
 double token_jaccard(std::vector<int32_t> a, std::vector<int32_t> b);
+// The tokens sorted, without repeats; and the Jaccard similarity of two such sets (no copies: for the
+// in-batch ranking, which compares each query with every text of its group).
+std::vector<int32_t> token_set(std::vector<int32_t> tokens);
+double set_jaccard(const std::vector<int32_t>& a, const std::vector<int32_t>& b);
 
 }  // namespace et::apps::text_match

@@ -4,6 +4,7 @@
 #include "text_match_app.h"
 
 #include <ethost/app/predict_driver.h>
+#include <ethost/app/text_features.h>
 #include <ethost/data/batcher.h>
 #include <ethost/error.h>
 #include <ethost/io/state_dict.h>
@@ -59,9 +60,6 @@ at::Tensor pad_to(const at::Tensor& x, int64_t T, double value) {
   return x.size(1) < T ? torch::constant_pad_nd(x, {0, T - x.size(1)}, value) : x;
 }
 
-std::vector<int32_t> ids32(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
-std::vector<int8_t> types8(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
-
 std::vector<double> match_probabilities(const PairEmbeddings& p) {
   at::Tensor cos = (p.a * p.b).sum(1).to(torch::kDouble).contiguous();
   std::vector<double> prob(size_t(cos.numel()));
@@ -81,7 +79,7 @@ std::vector<int64_t> all_rows(const data::Dataset& ds) {
   return rows;
 }
 
-// Each example's two texts as token lists without [CLS]/[SEP] (single tower: split by token type).
+// Each example's two texts as token sets (token_set) without [CLS]/[SEP] (single tower: split by token type).
 struct PairTokens {
   std::vector<std::vector<int32_t>> a, b;
 };
@@ -96,15 +94,15 @@ PairTokens pair_tokens(const data::Dataset& ds, bool two_tower, int64_t cls, int
     if (two_tower)
       for (int32_t id : ex.at("input_ids_b").as<int32_t>())
         if (id != cls && id != sep) b.push_back(id);
-    p.a.push_back(std::move(a));
-    p.b.push_back(std::move(b));
+    p.a.push_back(token_set(std::move(a)));
+    p.b.push_back(token_set(std::move(b)));
   }
   return p;
 }
 
 std::vector<double> overlap_scores(const PairTokens& p) {
   std::vector<double> s;
-  for (size_t i = 0; i < p.a.size(); ++i) s.push_back(token_jaccard(p.a[i], p.b[i]));
+  for (size_t i = 0; i < p.a.size(); ++i) s.push_back(set_jaccard(p.a[i], p.b[i]));
   return s;
 }
 
@@ -141,7 +139,7 @@ void TextMatchApp::run(Mode mode) {
 const TowerSettings& TextMatchApp::towers() const {
   if (mode_ == Mode::train) return configured_;
   if (saved_) return *saved_;
-  const std::string dir = !options().pretrained.empty() ? options().pretrained : options().checkpoint_dir;
+  const std::string dir = saved_model_dir();
   const std::string file = dir + "/text_match.json";
   std::ifstream in(file);
   if (!in) return *(saved_ = configured_);  // e.g. an HF checkpoint: the configured towers
@@ -214,18 +212,15 @@ std::optional<data::Example> TextMatchApp::encode(const Row& row, std::string& r
       reason = "text is not valid UTF-8";
       return std::nullopt;
     }
-    ex.set("input_ids", data::Feature::sequence(ids32(ea.input_ids)));
-    ex.set("token_type_ids", data::Feature::sequence(types8(ea.token_type_ids)));
-    ex.set("input_ids_b", data::Feature::sequence(ids32(eb.input_ids)));
-    ex.set("token_type_ids_b", data::Feature::sequence(types8(eb.token_type_ids)));
+    app::set_bert_text(ex, ea);
+    app::set_bert_text(ex, eb, "_b");
   } else {
     text::Encoding enc = tokenizer().encode(a, b);
     if (enc.invalid_utf8) {
       reason = "text is not valid UTF-8";
       return std::nullopt;
     }
-    ex.set("input_ids", data::Feature::sequence(ids32(enc.input_ids)));
-    ex.set("token_type_ids", data::Feature::sequence(types8(enc.token_type_ids)));
+    app::set_bert_text(ex, enc);
   }
   if (!with_label) return ex;
   const std::string& y = row.values[col_label_];
@@ -350,6 +345,11 @@ PairEmbeddings TextMatchApp::embed_pairs(const data::Dataset& ds, const std::vec
 }
 
 double TextMatchApp::fit_threshold(const data::Dataset& train) {
+  // The weights' in-place version counters (an optimizer step or a load bumps them): unchanged weights keep
+  // their threshold — an evaluation, the best-model save and the checkpoint of one step fit it once.
+  int64_t weights_version = 0;
+  for (const auto& p : model().module().parameters()) weights_version += p._version();
+  if (weights_version == fitted_version_) return configured_.threshold;
   std::vector<int64_t> rows;
   const size_t n = train.examples.size(), stride = (n + kThresholdSample - 1) / kThresholdSample;
   for (size_t i = 0; i < n; i += std::max<size_t>(1, stride)) rows.push_back(int64_t(i));
@@ -358,6 +358,7 @@ double TextMatchApp::fit_threshold(const data::Dataset& train) {
   PairEmbeddings p = embed_pairs(train, rows);
   if (was_training) model().module().train();
   configured_.threshold = best_accuracy_threshold(match_probabilities(p), gold_labels(train, rows));
+  fitted_version_ = weights_version;
   logger().info("match threshold ", fmt(configured_.threshold), " (cosine ",
                 fmt(2 * configured_.threshold - 1), "): the best accuracy on ", rows.size(),
                 " training pairs");
@@ -384,9 +385,9 @@ app::EvalReport TextMatchApp::evaluate_two_tower(const data::Dataset& ds) {
   const auto& v = tokenizer().vocab();
   const PairTokens toks = pair_tokens(ds, true, v.cls_id(), v.sep_id());
   const double overlap_auc = metrics::roc_auc(overlap_scores(toks), gold);
-  auto ro = in_batch_recall(
-      [&](int64_t i, int64_t j) { return token_jaccard(toks.a[size_t(i)], toks.b[size_t(j)]); }, gold,
-      options().eval_batch_size, kRecallAt);
+  auto ro =
+      in_batch_recall([&](int64_t i, int64_t j) { return set_jaccard(toks.a[size_t(i)], toks.b[size_t(j)]); },
+                      gold, options().eval_batch_size, kRecallAt);
 
   app::EvalReport r;
   r.metrics["loss"] = p.loss;

@@ -60,7 +60,8 @@ class TextMatchApp final : public app::SupervisedApp {
   double fit_threshold(const data::Dataset& train);
   double threshold() const;
 
-  Mode mode_ = Mode::predict;  // the host drives --mode predict through the Predictor, without run()
+  int64_t fitted_version_ = -1;  // the weights' version the threshold was fitted for
+  Mode mode_ = Mode::predict;    // the host drives --mode predict through the Predictor, without run()
   TowerSettings configured_;
   mutable std::optional<TowerSettings> saved_;
   Loss loss_ = Loss::softmax;

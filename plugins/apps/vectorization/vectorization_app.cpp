@@ -3,6 +3,7 @@
 #include "vectorization_app.h"
 
 #include <ethost/app/predict_driver.h>
+#include <ethost/app/text_features.h>
 #include <ethost/data/batcher.h>
 #include <ethost/error.h>
 #include <ethost/io/state_dict.h>
@@ -64,7 +65,11 @@ VectorizationApp::VectorizationApp(const ConfigView& c, Context& ctx)
         "app/vectorization needs a model: set pretrain_model_name_or_path (an HF BERT checkpoint "
         "directory, or a two-tower text_match model)",
         c.where("pretrain_model_name_or_path"));
-  tower_model_ = tower_settings(options().pretrained).has_value();
+  if (auto t = tower_settings(options().pretrained)) {
+    tower_model_ = true;
+    tower_pooling_ = t->value("pooling", "mean");
+    tower_embedding_size_ = t->value("embedding_size", int64_t(0));
+  }
 }
 
 void VectorizationApp::run(Mode mode) {
@@ -101,11 +106,10 @@ data::FeatureSchema VectorizationApp::features() const {
 }
 
 void VectorizationApp::configure_model(Config& mc) const {
-  if (auto t = tower_settings(options().pretrained)) {
+  if (tower_model_) {
     mc.set_string_list("heads", {"sentence_embedding"}, "app/vectorization");
-    mc.set_string("pooling", (*t).value("pooling", "mean"), "app/vectorization (text_match.json)");
-    mc.set_int("embedding_size", (*t).value("embedding_size", int64_t(0)),
-               "app/vectorization (text_match.json)");
+    mc.set_string("pooling", tower_pooling_, "app/vectorization (text_match.json)");
+    mc.set_int("embedding_size", tower_embedding_size_, "app/vectorization (text_match.json)");
   } else {
     mc.set_string_list("heads", {}, "app/vectorization");  // the encoder and its pooler (HF BertModel)
   }
@@ -118,10 +122,7 @@ std::optional<data::Example> VectorizationApp::encode(const Row& row, std::strin
     return std::nullopt;
   }
   data::Example ex;
-  ex.set("input_ids",
-         data::Feature::sequence(std::vector<int32_t>(enc.input_ids.begin(), enc.input_ids.end())));
-  ex.set("token_type_ids",
-         data::Feature::sequence(std::vector<int8_t>(enc.token_type_ids.begin(), enc.token_type_ids.end())));
+  app::set_bert_text(ex, enc);
   return ex;
 }
 

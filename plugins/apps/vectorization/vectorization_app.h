@@ -40,7 +40,10 @@ class VectorizationApp final : public app::SupervisedApp {
   std::string index_dir() const;
 
   std::string first_, id_column_, pooling_;
-  bool normalize_ = true, tower_model_ = false;
+  bool normalize_ = true;
+  bool tower_model_ = false;  // a two-tower text_match model: its text_match.json pooling and projection
+  std::string tower_pooling_;
+  int64_t tower_embedding_size_ = 0;
   int64_t top_k_ = 10;
   IndexSpec spec_;
   size_t col_text_ = 0, col_id_ = 0;

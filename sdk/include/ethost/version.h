@@ -12,7 +12,9 @@
 //  - MINOR changes on additive changes only (new kinds, new Context services, new capability interfaces).
 //  - 2.4: the sentence_embedding head (pooling cls/mean/max/pooler, optional "projection" to
 //    embedding_size; ModelOptions::pooling/embedding_size, TaskHeads::projection), nn::pool_tokens, and
-//    ethost/nn/embedding_losses.h (in-batch softmax, cosine margin, cosine hinge, circle loss).
+//    ethost/nn/embedding_losses.h (in-batch softmax, cosine margin, cosine hinge, circle loss),
+//    app::set_bert_text (ethost/app/text_features.h), SupervisedApp::saved_model_dir, predict outputs as
+//    .jsonl and .npy.
 //  - 2.3: the crf head (nn::Crf, nn::gather_positions; TaskHeads::crf, "token_tags" output). TaskHeads
 //    grew a member: model plugins that hold one are rebuilt with the SDK (the nn toolkit is source-stable).
 //  - 2.2: data::whole_word_ids over a token list, the MLM head's "mlm_positions" input (decoder on the

@@ -176,7 +176,7 @@ struct SupervisedApp::Impl final : public Predictor {
   }
 
   std::string saved_model_dir() const {
-    std::string dir = !o.pretrained.empty() ? o.pretrained : o.checkpoint_dir;
+    std::string dir = app.saved_model_dir();
     if (dir.empty())
       throw ConfigError(
           "no model to use: set train.checkpoint_dir (a directory written by --mode train) or "
@@ -344,6 +344,9 @@ Context& SupervisedApp::context() { return impl_->ctx; }
 const log::Logger& SupervisedApp::logger() const { return impl_->log; }
 const Labels& SupervisedApp::labels() const { return impl_->labels; }
 const data::Dataset* SupervisedApp::training_set() const { return impl_->train_set; }
+std::string SupervisedApp::saved_model_dir() const {
+  return !impl_->o.pretrained.empty() ? impl_->o.pretrained : impl_->o.checkpoint_dir;
+}
 
 const text::Tokenizer& SupervisedApp::tokenizer() const {
   if (!impl_->tok) throw InternalError("SupervisedApp::tokenizer() before a mode set it up");

@@ -189,8 +189,8 @@ TEST_SUITE("integration.sequence_labeling") {
     MESSAGE("toy NER dev f1 with CRF " << res["f1"].get<double>());
     CHECK(res["f1"].get<double>() > 0.95);
     // Predict (driven by the host without the app's run()): the saved CRF is loaded and used too.
-    auto p = et::test::run_ethost(sl_args(dir / "run.toml", {"--mode", "predict", "--tables", dir / "dev.tsv",
-                                                             "--outputs", dir / "pred.tsv"}));
+    auto p = et::test::run_ethost(sl_args(
+        dir / "run.toml", {"--mode", "predict", "--tables", dir / "dev.tsv", "--outputs", dir / "pred.tsv"}));
     INFO(p.err);
     REQUIRE(p.exit_code == 0);
     CHECK_FALSE(contains(p.err, "not used by this task"));  // the crf.* tensors were loaded into a CRF

@@ -116,8 +116,8 @@ TEST_SUITE("integration.text_match") {
     INFO(e.err);
     REQUIRE(e.exit_code == 0);
     auto res = et::test::read_json(dir / "out/eval_results.json");
-    for (const char* k :
-         {"auc", "accuracy", "f1", "precision", "recall", "loss", "recall@1", "recall@5", "recall@10", "overlap_auc", "overlap_recall@1"})
+    for (const char* k : {"auc", "accuracy", "f1", "precision", "recall", "loss", "recall@1", "recall@5",
+                          "recall@10", "overlap_auc", "overlap_recall@1"})
       CHECK_MESSAGE(res.contains(k), k);
     MESSAGE("toy two-tower auc " << res["auc"].get<double>() << ", accuracy " << res["accuracy"].get<double>()
                                  << ", recall@1 " << res["recall@1"].get<double>());

@@ -61,9 +61,11 @@ TEST_SUITE("plugin.text_match") {
     CHECK(token_jaccard({}, {}) == 0.0);
     CHECK(token_jaccard({5}, {5, 5}) == 1.0);
     // score(i, j) = -|i - j|: every query's own b is the best; a constant score ties everything (rank 1).
-    auto best = in_batch_recall([](int64_t i, int64_t j) { return -double(std::abs(i - j)); }, {1, 1, 0, 1}, 4, {1});
+    auto best =
+        in_batch_recall([](int64_t i, int64_t j) { return -double(std::abs(i - j)); }, {1, 1, 0, 1}, 4, {1});
     CHECK(best.recall[1] == 1.0);
-    auto worst = in_batch_recall([](int64_t i, int64_t j) { return i == j ? 0.0 : 1.0; }, {1, 1, 0, 1}, 4, {1, 3, 4});
+    auto worst =
+        in_batch_recall([](int64_t i, int64_t j) { return i == j ? 0.0 : 1.0; }, {1, 1, 0, 1}, 4, {1, 3, 4});
     CHECK(worst.recall[1] == 0.0);
     CHECK(worst.recall[3] == 0.0);
     CHECK(worst.recall[4] == 1.0);

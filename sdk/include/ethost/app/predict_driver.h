@@ -1,7 +1,7 @@
 // predict_driver.h: `--mode predict` for any app with the Predictor capability — data.tables through the
-// predictor, written as TSV (predict.output_schema columns, then predict.append_cols; by the output's extension
-// also JSON lines, .jsonl, or one numeric column as a NumPy array, .npy), chunked and atomic —
-// and the predict.* keys (services = ["predictor"]).
+// predictor, written as TSV (predict.output_schema columns, then predict.append_cols; by the output's
+// extension also JSON lines, .jsonl, or one numeric column as a NumPy array, .npy), chunked and atomic — and
+// the predict.* keys (services = ["predictor"]).
 #pragma once
 
 #include <cstdint>
@@ -32,9 +32,9 @@ struct PredictSummary {
   std::string output;
 };
 
-// Prepares the predictor and streams data.tables through it into the output file (written to a temporary name,
-// renamed at the end). Bad rows are counted, reported and skipped; an unknown output_schema column or append
-// column is an et::ConfigError naming the key. Prints "predicted N rows -> FILE" on rank 0.
+// Prepares the predictor and streams data.tables through it into the output file (written to a temporary
+// name, renamed at the end). Bad rows are counted, reported and skipped; an unknown output_schema column or
+// append column is an et::ConfigError naming the key. Prints "predicted N rows -> FILE" on rank 0.
 ET_API PredictSummary run_predict(Context& ctx, Predictor& predictor, const ConfigView& root);
 
 // data.tables, checked to name at least one file (et::ConfigError otherwise).

@@ -105,6 +105,9 @@ class ET_API SupervisedApp : public App, public train::TrainTask {
   // The encoded training set while train mode runs (evaluation, saving), e.g. to fit a baseline on it without
   // reading the table again; nullptr in the other modes.
   const data::Dataset* training_set() const;
+  // The model directory evaluate and predict use: pretrain_model_name_or_path, else train.checkpoint_dir (not
+  // checked here; the modes refuse one without config.json).
+  std::string saved_model_dir() const;
   Model& model();
   // Runs the model over a dataset in eval.batch_size batches (eval mode, no autograd) and concatenates the
   // named outputs along dim 0; per-token outputs [B, T, ...] are zero-padded along dim 1 to the longest
