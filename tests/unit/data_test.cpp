@@ -355,6 +355,48 @@ TEST_SUITE("unit.data") {
     CHECK(ds.examples[100].index == 100);
   }
 
+  TEST_CASE("windowed datasets: a row makes several examples sharing its index; packing round-trips") {
+    VectorReader r({"3", "0", "bad", "2"});
+    auto ds = build_windowed_dataset(
+        r,
+        [](const et::Row& row, std::string& why) {
+          std::vector<Example> out;
+          if (row.values[0] == "bad") {
+            why = "not a number";
+            return out;
+          }
+          int n = std::stoi(row.values[0]);
+          if (n == 0) return out;  // no windows, no reason: still a bad row
+          for (int k = 0; k < n; ++k) {
+            Example e;
+            e.set("input_ids", Feature::sequence(std::vector<int32_t>(size_t(k + 1), k)));
+            e.set_meta("offsets", Feature::sequence(std::vector<int32_t>{k, k + 1}));
+            out.push_back(std::move(e));
+          }
+          return out;
+        },
+        FeatureSchema().sequence("input_ids"));
+    REQUIRE(ds.size() == 5);  // 3 + 2 windows
+    CHECK(r.bad_rows().count() == 2);
+    CHECK(r.bad_rows().examples()[0] == "mem:2: could not be encoded");
+    std::vector<int64_t> idx;
+    for (auto& e : ds.examples) idx.push_back(e.index);
+    CHECK(idx == std::vector<int64_t>{0, 0, 0, 1, 1});
+    auto packed = pack_windows({ds.examples[0], ds.examples[1], ds.examples[2]});
+    CHECK(packed.features.empty());  // nothing to batch: the windows are meta
+    CHECK(window_count(packed) == 3);
+    auto back = unpack_windows(packed);
+    REQUIRE(back.size() == 3);
+    for (size_t k = 0; k < 3; ++k) {
+      CHECK(back[k].at("input_ids").as<int32_t>() == ds.examples[k].at("input_ids").as<int32_t>());
+      CHECK(back[k].find_meta("offsets")->as<int32_t>() ==
+            ds.examples[k].find_meta("offsets")->as<int32_t>());
+      CHECK(back[k].index == 0);
+    }
+    CHECK(window_count(ds.examples[3]) == 1);
+    CHECK(unpack_windows(ds.examples[3]).size() == 1);
+  }
+
   TEST_CASE("LR schedules equal HF's formulas") {
     using et::train::make_lr_schedule;
     auto lin = make_lr_schedule("linear", 10, 100, 0, 1, 0.5);

@@ -107,15 +107,15 @@ std::pair<at::Tensor, at::Tensor> autograd_grad(const LossFn& f, const at::Tenso
 
 double max_diff(const at::Tensor& x, const at::Tensor& y) { return (x - y).abs().max().item<double>(); }
 
-struct Batch {
+struct PairBatch {
   at::Tensor a, b, y;
   std::vector<int> labels;
 };
 
-Batch batch(int64_t B, int64_t D, std::vector<int> labels, uint64_t seed) {
+PairBatch batch(int64_t B, int64_t D, std::vector<int> labels, uint64_t seed) {
   torch::manual_seed(seed);
-  Batch x{torch::randn({B, D}, torch::kDouble), torch::randn({B, D}, torch::kDouble),
-          torch::tensor(std::vector<int64_t>(labels.begin(), labels.end()), torch::kLong), labels};
+  PairBatch x{torch::randn({B, D}, torch::kDouble), torch::randn({B, D}, torch::kDouble),
+              torch::tensor(std::vector<int64_t>(labels.begin(), labels.end()), torch::kLong), labels};
   x.b = x.b + 0.8 * x.a;  // pairs are more alike than strangers, as after some training
   return x;
 }
@@ -129,7 +129,7 @@ TEST_SUITE("unit.embedding_losses") {
   TEST_CASE(
       "in-batch softmax, cosine margin and hinge: values equal the pairwise definitions; gradients equal "
       "central differences") {
-    Batch x = batch(5, 4, {1, 0, 1, 1, 0}, 3);
+    PairBatch x = batch(5, 4, {1, 0, 1, 1, 0}, 3);
     struct Case {
       const char* name;
       LossFn f;
@@ -156,7 +156,7 @@ TEST_SUITE("unit.embedding_losses") {
   }
 
   TEST_CASE("the hinge equals torch's cosine_embedding_loss with targets 2y - 1, value and gradient") {
-    Batch x = batch(6, 3, {1, 0, 0, 1, 0, 1}, 5);
+    PairBatch x = batch(6, 3, {1, 0, 0, 1, 0, 1}, 5);
     auto f = [](auto& a, auto& b, auto& y) { return nn::cosine_hinge_loss(a, b, y, 0.25); };
     auto torch_f = [](auto& a, auto& b, auto& y) {
       namespace F = torch::nn::functional;
@@ -171,7 +171,7 @@ TEST_SUITE("unit.embedding_losses") {
   }
 
   TEST_CASE("circle loss: the paper's value; its gradient is the closed form with alpha held constant") {
-    Batch x = batch(5, 4, {1, 1, 0, 1, 0}, 11);
+    PairBatch x = batch(5, 4, {1, 1, 0, 1, 0}, 11);
     const double m = 0.25, g = 8;
     auto f = [&](auto& a, auto& b, auto& y) { return nn::circle_loss(a, b, y, m, g); };
     CHECK(std::abs(f(x.a, x.b, x.y).item<double>() - ref_circle(x.a, x.b, x.labels, m, g)) < 1e-12);
@@ -207,7 +207,7 @@ TEST_SUITE("unit.embedding_losses") {
   TEST_CASE(
       "a batch without a matching pair gives 0 with a graph; a single pair has no negatives; bad labels "
       "throw") {
-    Batch x = batch(3, 4, {0, 0, 0}, 2);
+    PairBatch x = batch(3, 4, {0, 0, 0}, 2);
     at::Tensor a = x.a.clone().requires_grad_(true);
     for (auto l : {nn::in_batch_softmax_loss(a, x.b, x.y, 0.05), nn::cosine_margin_loss(a, x.b, x.y, 0.3),
                    nn::circle_loss(a, x.b, x.y, 0.25, 64)}) {
@@ -215,7 +215,7 @@ TEST_SUITE("unit.embedding_losses") {
       CHECK(l.requires_grad());
     }
     CHECK(nn::cosine_hinge_loss(a, x.b, x.y, 0.3).item<double>() > 0);  // pairs labelled 0 still count here
-    Batch one = batch(1, 4, {1}, 4);
+    PairBatch one = batch(1, 4, {1}, 4);
     CHECK(nn::circle_loss(one.a, one.b, one.y, 0.25, 64).item<double>() == 0.0);
     CHECK(nn::in_batch_softmax_loss(one.a, one.b, one.y, 0.05).item<double>() ==
           doctest::Approx(0.0).epsilon(1e-12));

@@ -1,4 +1,4 @@
-// predict_driver.cpp: tables -> Predictor -> TSV, JSON lines or .npy (predict_sinks.h), chunked (parallel
+// predict_driver.cpp: tables -> Predictor -> TSV, JSON lines, a JSON object or .npy (predict_sinks.h), chunked (parallel
 // encoding), in input order, atomic output.
 #include "ethost/app/predict_driver.h"
 
@@ -38,8 +38,8 @@ const std::vector<ConfigKeySpec>& predictor_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
       service_key("predict.outputs", "string", "\"\"",
                   "prediction output (default <checkpoint_dir>/predictions.tsv): TSV, or by extension .jsonl "
-                  "(one JSON "
-                  "object per row) or .npy (one numeric column as a float32 array [rows, ...])"),
+                  "(one JSON object per row), .json (one object {first column: second column}, e.g. SQuAD's "
+                  "{id: answer}) or .npy (one numeric column as a float32 array [rows, ...])"),
       service_key("predict.output_schema", "string_list", "[\"predictions\"]",
                   "output columns in order (the app lists its own)"),
       service_key("predict.append_cols", "string_list", "[]",

@@ -1,9 +1,10 @@
-// predict_sinks.cpp: TSV, JSON-lines and .npy writers for the predict driver.
+// predict_sinks.cpp: TSV, JSON-lines, JSON-object and .npy writers for the predict driver.
 #include "predict_sinks.h"
 
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ethost/error.h"
 
@@ -83,6 +84,42 @@ class JsonlSink final : public PredictSink {
   std::ofstream out_;
 };
 
+// One JSON object {key: value} for two columns (the first is the key): SQuAD's predictions.json, the
+// input of the official evaluation scripts. Streamed; a key seen twice is an error (the object would be
+// ambiguous).
+class JsonObjectSink final : public PredictSink {
+ public:
+  JsonObjectSink(const std::string& path, const std::string& tmp, const std::vector<OutputColumn>& cols)
+      : path_(path), value_json_(cols.at(1).json), out_(tmp, std::ios::binary) {
+    if (!out_) throw DataError("cannot write the predictions", path);
+    out_ << "{";
+  }
+  void row(const std::vector<std::string>& cells, const std::vector<std::string>&) override {
+    if (!keys_.insert(cells.at(0)).second)
+      throw DataError("two input rows have the key '" + cells[0] + "': a .json output needs unique keys",
+                      path_, "make the key column unique, or write TSV / JSON lines (.jsonl)");
+    nlohmann::json v = cells.at(1);
+    if (value_json_) {
+      v = nlohmann::json::parse(cells[1], nullptr, /*allow_exceptions=*/false);
+      if (v.is_discarded()) throw InternalError("predict column is not JSON: " + cells[1]);
+    }
+    const auto replace = nlohmann::json::error_handler_t::replace;
+    out_ << (keys_.size() > 1 ? ",\n  " : "\n  ") << nlohmann::json(cells[0]).dump(-1, ' ', false, replace)
+         << ": " << v.dump(-1, ' ', false, replace);
+  }
+  void finish() override {
+    out_ << (keys_.empty() ? "}\n" : "\n}\n");
+    out_.close();
+    if (!out_) throw DataError("writing the predictions failed", path_);
+  }
+
+ private:
+  std::string path_;
+  bool value_json_;
+  std::ofstream out_;
+  std::set<std::string> keys_;
+};
+
 // Streams float32 values; the header (shape known only at the end) is written into space reserved up front.
 class NpySink final : public PredictSink {
  public:
@@ -158,6 +195,16 @@ std::unique_ptr<PredictSink> make_predict_sink(const std::string& path, const st
                                                const std::vector<std::string>& append, bool header,
                                                const std::string& where) {
   if (ends_with(path, ".jsonl")) return std::make_unique<JsonlSink>(path, tmp, cols, append);
+  if (ends_with(path, ".json")) {
+    if (cols.size() != 2 || !append.empty())
+      throw ConfigError(
+          "a .json output is one object {key: value} of two columns and nothing appended, got " +
+              std::to_string(cols.size()) + " output column(s) and " + std::to_string(append.size()) +
+              " appended",
+          where,
+          "set predict.output_schema to a key and a value column (e.g. id,predictions), or write .jsonl");
+    return std::make_unique<JsonObjectSink>(path, tmp, cols);
+  }
   if (ends_with(path, ".npy")) {
     if (cols.size() != 1 || !cols[0].json || !append.empty())
       throw ConfigError(

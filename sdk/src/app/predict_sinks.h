@@ -1,5 +1,6 @@
 // predict_sinks.h: where --mode predict writes its rows, by the output file's extension — TSV (default), JSON
-// lines (.jsonl: one object per row) or a NumPy array (.npy: one numeric column, float32 [rows, ...]).
+// lines (.jsonl: one object per row), one JSON object (.json: {first column: second column}, e.g. SQuAD's
+// {question id: answer}) or a NumPy array (.npy: one numeric column, float32 [rows, ...]).
 #pragma once
 
 #include <memory>
@@ -21,7 +22,7 @@ class PredictSink {
 
 // columns: the output columns written (their OutputColumn, json or not); append: the appended column names.
 // Throws et::ConfigError when the format cannot hold them (.npy: exactly one JSON numeric column, nothing
-// appended), et::DataError when the file cannot be written.
+// appended; .json: exactly two columns), et::DataError when the file cannot be written.
 std::unique_ptr<PredictSink> make_predict_sink(const std::string& path, const std::string& tmp,
                                                const std::vector<OutputColumn>& columns,
                                                const std::vector<std::string>& append, bool header,

@@ -84,6 +84,7 @@ struct SupervisedApp::Impl final : public Predictor {
   data::FeatureSchema schema;
   data::Dataset dev;
   const data::Dataset* train_set = nullptr;  // while train mode runs
+  WindowEncodeFn windows;                    // set: rows make several examples
 
   Impl(SupervisedApp& a, const ConfigView& r, Context& c, std::string n)
       : app(a),
@@ -164,11 +165,16 @@ struct SupervisedApp::Impl final : public Predictor {
   data::Dataset load_set(const std::vector<std::string>& files, const char* what) {
     auto reader = open_reader(files);
     app.bind_columns(reader->columns(), true, what);
-    auto ds = data::build_dataset(
-        *reader, [&](const Row& r, std::string& why) { return app.encode(r, why, true); }, schema);
+    auto ds =
+        windows
+            ? data::build_windowed_dataset(
+                  *reader, [&](const Row& r, std::string& why) { return windows(r, why, true); }, schema)
+            : data::build_dataset(
+                  *reader, [&](const Row& r, std::string& why) { return app.encode(r, why, true); }, schema);
     std::string bad = reader->bad_rows().summary();
     if (!bad.empty()) log.warn(what, " set: ", bad);
-    log.info(what, " set: ", ds.size(), " examples from ", files.size(), " file(s)");
+    log.info(what, " set: ", ds.size(), windows ? " windows from " : " examples from ", files.size(),
+             " file(s)");
     if (ds.size() == 0)
       throw DataError(std::string("the ") + what + " set is empty", files[0],
                       bad.empty() ? "the file has no rows" : "every row was bad: " + bad);
@@ -288,10 +294,19 @@ struct SupervisedApp::Impl final : public Predictor {
     app.bind_columns(columns, false, "predict");
   }
   std::optional<data::Example> encode(const Row& row, std::string& reason) const override {
-    return app.encode(row, reason, false);
+    if (!windows) return app.encode(row, reason, false);
+    auto w = windows(row, reason, false);
+    if (w.empty()) return std::nullopt;
+    return data::pack_windows(std::move(w));
   }
   data::Batch collate(const std::vector<const data::Example*>& examples) const override {
-    return data::collate_examples(schema, examples);
+    if (!windows) return data::collate_examples(schema, examples);
+    std::vector<data::Example> all;
+    for (const auto* e : examples)
+      for (auto& w : data::unpack_windows(*e)) all.push_back(std::move(w));
+    std::vector<const data::Example*> ptrs;
+    for (const auto& w : all) ptrs.push_back(&w);
+    return data::collate_examples(schema, ptrs);
   }
   TensorMap predict_batch(const data::Batch& batch) override {
     torch::NoGradGuard no_grad;
@@ -337,6 +352,8 @@ void SupervisedApp::configure_model(Config&) const {}
 std::vector<std::string> SupervisedApp::labels_in_cell(const std::string& cell) const { return {cell}; }
 std::string SupervisedApp::describe_task() const { return impl_->name; }
 void SupervisedApp::save_extra(const std::string&) const {}
+
+void SupervisedApp::set_window_encoder(WindowEncodeFn encode) { impl_->windows = std::move(encode); }
 
 const SupervisedOptions& SupervisedApp::options() const { return impl_->o; }
 const ConfigView& SupervisedApp::root() const { return impl_->root; }

@@ -6,6 +6,7 @@
 // `--mode predict` (and serving) drive. Its keys come from services = ["supervised"].
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -94,6 +95,16 @@ class ET_API SupervisedApp : public App, public train::TrainTask {
                            std::vector<std::vector<std::string>>& cells) const = 0;
   // Files the task adds to every saved model directory (beside weights, config, tokenizer, labels).
   virtual void save_extra(const std::string& dir) const;
+
+  // ---- rows that make several examples
+  // A task whose rows each make several examples (the doc_stride windows of machine reading comprehension)
+  // registers its encoder in its constructor; encode() is then not called. Training and evaluation sets hold
+  // every window (the windows of a row share its Example::index); prediction hands the Predictor one packed
+  // example per row (data::pack_windows), collates all its windows, and postprocess() gets the outputs of
+  // every window of its items in order (data::unpack_windows gives an item's windows back).
+  using WindowEncodeFn =
+      std::function<std::vector<data::Example>(const Row& row, std::string& reason, bool with_label)>;
+  void set_window_encoder(WindowEncodeFn encode);
 
   // ---- services for the task
   const SupervisedOptions& options() const;

@@ -16,6 +16,10 @@ namespace et::data {
 // Encodes a row; returns std::nullopt and sets `reason` when the row is bad (e.g. an unknown label).
 using EncodeFn = std::function<std::optional<Example>(const Row& row, std::string& reason)>;
 
+// Encodes a row into any number of examples (e.g. the doc_stride windows of a long context); none, with
+// `reason` set, is a bad row.
+using EncodeManyFn = std::function<std::vector<Example>(const Row& row, std::string& reason)>;
+
 struct Dataset;
 
 // What a collate function knows about the batch it makes: training batches get their epoch and global batch
@@ -48,5 +52,22 @@ ET_API Dataset build_dataset(Reader& reader, const EncodeFn& encode, FeatureSche
 ET_API void stream_dataset(
     Reader& reader, const EncodeFn& encode, int64_t chunk_rows,
     const std::function<void(std::vector<Example>&& chunk, std::vector<Row>&& rows)>& sink);
+
+// The same for rows that make several examples: every example of a row gets the row's Example::index (its
+// position among the good rows), so a task can gather a row's windows back.
+ET_API Dataset build_windowed_dataset(Reader& reader, const EncodeManyFn& encode, FeatureSchema schema,
+                                      int64_t chunk_rows = 4096);
+// Streams chunks of rows with all their examples: `windows[i]` are the examples of `rows[i]`.
+ET_API void stream_windowed_dataset(
+    Reader& reader, const EncodeManyFn& encode, int64_t chunk_rows,
+    const std::function<void(std::vector<std::vector<Example>>&& windows, std::vector<Row>&& rows)>& sink);
+
+// A row's windows as one example (for interfaces that take one example per row, such as the Predictor):
+// the windows' features and meta become meta of the packed example, under "w<k>/" and "w<k>~" names.
+ET_API Example pack_windows(std::vector<Example> windows);
+// The windows of a packed example, in order (an unpacked example gives itself).
+ET_API std::vector<Example> unpack_windows(const Example& packed);
+// How many windows a packed example holds (1 for an example that is not packed).
+ET_API int64_t window_count(const Example& packed);
 
 }  // namespace et::data
