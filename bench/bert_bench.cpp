@@ -58,21 +58,23 @@ struct Args {
   std::string keep;
   std::string profile;  // chrome trace of a few fused training steps of the first config
   std::string task =
-      "sequence";  // sequence | token: the head (HF ...ForSequenceClassification / ForTokenClassification)
+      "sequence";  // sequence | token | qa: the head (HF ...ForSequenceClassification / ForTokenClassification /
+                   // ForQuestionAnswering)
 };
 
 const char* kUsage =
     "Usage: ethost-bench [--configs tiny,base] [--precision fp32|bf16|both] [--iters N] [--warmup N]\n"
     "                    [--latency-runs N] [--threads N] [--quick] [--parity-only] [--bf16-budget SECONDS]\n"
     "                    [--json FILE] [--python EXE] [--baseline SCRIPT] [--no-python] [--keep DIR]\n"
-    "                    [--profile TRACE.json] [--task sequence|token]\n"
+    "                    [--profile TRACE.json] [--task sequence|token|qa]\n"
     "Measures model/bert + optimizer/adamw (fused_kernels on and off) against a PyTorch eager baseline:\n"
     "training samples/s, inference samples/s (batch 32), latency p50/p90 (batch 1), and MFU against the\n"
     "fp32 at::mm peak measured in the same run. --quick: tiny only, few iterations. --parity-only: only the\n"
     "logits check (C++ vs Python, same weights and inputs). Results: a table on stdout and --json FILE\n"
     "(default bench_results.json). --profile: also record an operator trace (chrome://tracing format) of\n"
     "3 fused training steps of the first config, and print the operators' self time. --task token: token\n"
-    "classification (NER: 7 labels on every token, HF BertForTokenClassification) instead of the text's.\n";
+    "classification (NER: 7 labels on every token, HF BertForTokenClassification) instead of the text's;\n"
+    "--task qa: extractive question answering (start/end logits, HF BertForQuestionAnswering).\n";
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -121,8 +123,8 @@ Args parse_args(int argc, char** argv) {
       a.profile = value();
     else if (k == "--task") {
       a.task = value();
-      if (a.task != "sequence" && a.task != "token")
-        throw et::UsageError("--task must be sequence or token", "command line", kUsage);
+      if (a.task != "sequence" && a.task != "token" && a.task != "qa")
+        throw et::UsageError("--task must be sequence, token or qa", "command line", kUsage);
     } else if (k == "--quick")
       a.quick = true;
     else if (k == "--parity-only")
@@ -188,8 +190,14 @@ struct Host {
 
 std::string g_task = "sequence";  // Args::task, for the helpers below
 
-std::string head_name() { return g_task == "token" ? "token_classification" : "sequence_classification"; }
-const char* logits_name() { return g_task == "token" ? "token_logits" : "logits"; }
+std::string head_name() {
+  return g_task == "token" ? "token_classification" : g_task == "qa" ? "span" : "sequence_classification";
+}
+// The compared logits; qa: start and end stacked, [B, T, 2].
+at::Tensor logits_of(const et::TensorMap& out) {
+  if (g_task == "qa") return torch::stack({out.at("start_logits"), out.at("end_logits")}, -1);
+  return out.at(g_task == "token" ? "token_logits" : "logits");
+}
 
 std::string model_toml(const std::string& dir, bool fused, bool no_dropout = false) {
   std::string t = "model_dir = \"" + dir + "\"\nheads = [\"" + head_name() +
@@ -233,7 +241,12 @@ json optimizer_hparams(Host& h) {
 et::TensorMap as_inputs(const Batch& b, bool labels) {
   et::TensorMap m{
       {"input_ids", b.input_ids}, {"attention_mask", b.attention_mask}, {"token_type_ids", b.token_type_ids}};
-  if (labels) m[g_task == "token" ? "token_labels" : "labels"] = b.labels;
+  if (labels && g_task == "qa") {  // labels [B, 2]: the answer's start and end positions
+    m["start_positions"] = b.labels.select(1, 0).contiguous();
+    m["end_positions"] = b.labels.select(1, 1).contiguous();
+  } else if (labels) {
+    m[g_task == "token" ? "token_labels" : "labels"] = b.labels;
+  }
   return m;
 }
 
@@ -287,12 +300,31 @@ Batch with_token_labels(Batch b, int64_t C, uint64_t seed) {
   return b;
 }
 
+// --task qa: an answer span per row, start <= end inside the text (deterministic), as [B, 2] positions.
+Batch with_span_labels(Batch b, uint64_t seed) {
+  at::Tensor y = torch::zeros({b.input_ids.size(0), 2}, torch::kLong);
+  auto Y = y.accessor<int64_t, 2>();
+  auto M = b.attention_mask.accessor<int64_t, 2>();
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+  for (int64_t r = 0; r < y.size(0); ++r) {
+    int64_t len = 0;
+    for (int64_t t = 0; t < b.attention_mask.size(1); ++t) len += M[r][t];
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int64_t start = 1 + int64_t(x % uint64_t(std::max<int64_t>(1, len - 2)));
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    Y[r][0] = start;
+    Y[r][1] = std::min(len - 2, start + int64_t(x % 16));
+  }
+  b.labels = y;
+  return b;
+}
+
 Inputs make_inputs(const Spec& s) {
   Inputs in;
   const int64_t V = s.shape.vocab, C = s.shape.labels;
   auto mk = [&](uint64_t seed, int64_t batch) {
     Batch b = make_batch(seed, batch, s.seq, V, C);
-    return g_task == "token" ? with_token_labels(b, C, seed) : b;
+    return g_task == "token" ? with_token_labels(b, C, seed) : g_task == "qa" ? with_span_labels(b, seed) : b;
   };
   in.parity = mk(1, 4);
   in.train = {mk(2, s.train_batch), mk(3, s.train_batch)};
@@ -510,7 +542,7 @@ CppParity cpp_parity(Host& h, const Inputs& in, const std::string& dir, bool fus
     auto m = h.model(model_toml(dir, fused));
     m->module().eval();
     torch::NoGradGuard no_grad;
-    p.logits = m->forward(as_inputs(in.parity, false)).at(logits_name());
+    p.logits = logits_of(m->forward(as_inputs(in.parity, false)));
   }
   auto m = h.model(model_toml(dir, fused, true));
   m->module().train();
@@ -574,7 +606,7 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
   const Inputs in = make_inputs(s);
   const std::string inputs_path = (dir / "inputs.safetensors").string();
   write_inputs(in, inputs_path);
-  std::cout << "\n== " << s.name << " (" << a.task << " classification): " << s.shape.layers
+  std::cout << "\n== " << s.name << " (" << (a.task == "qa" ? "question answering" : a.task + " classification") << "): " << s.shape.layers
             << " layers, hidden " << s.shape.hidden << ", " << s.shape.heads << " heads, intermediate "
             << s.shape.intermediate << ", vocab " << s.shape.vocab << ", seq " << s.seq << ", " << std::fixed
             << std::setprecision(1) << static_cast<double>(parameter_count(s.shape)) / 1e6

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# bert_eager.py: a plain, idiomatic PyTorch eager BERT for sequence (or token) classification — the baseline of
+# bert_eager.py: a plain, idiomatic PyTorch eager BERT for sequence or token classification and question answering — the baseline of
 # bench/bert_bench.cpp (ethost-bench). transformers is not installed; this is written in this project.
 """Baseline for ethost-bench: the same architecture and numerics as HF BertForSequenceClassification
 (transformers 4.30): nn.Embedding / nn.Linear / nn.LayerNorm / nn.Dropout, F.gelu, softmax over scores plus HF's
@@ -13,7 +13,8 @@ JOB.json (written by ethost-bench):
   model_dir   config.json + model.safetensors written by ethost's model->save(dir) (HF names)
   inputs      a safetensors file with <batch>.input_ids / .attention_mask / .token_type_ids / .labels for the
               batches "parity", "train0".."trainK", "infer", "latency"
-  task        "sequence" (BertForSequenceClassification, labels [B]) or "token" (BertForTokenClassification,
+  task        "sequence" (BertForSequenceClassification, labels [B]), "qa" (BertForQuestionAnswering, labels
+              [B, 2]: start and end positions) or "token" (BertForTokenClassification,
               labels [B, T] with -100 on unlabelled tokens)
   threads     torch.set_num_threads
   optimizer   {learning_rate, weight_decay, beta1, beta2, eps, no_decay}
@@ -215,6 +216,26 @@ class BertForTokenClassification(nn.Module):
         return logits, F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1), ignore_index=-100)
 
 
+class BertForQuestionAnswering(nn.Module):
+    """HF BertForQuestionAnswering: no pooler, qa_outputs (2 wide) on every token; labels [B, 2] are the start
+    and end positions; positions are clamped to [0, T] and T is ignored, the loss is the mean of the two."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.bert = Bert(c, pooler=False)
+        self.qa_outputs = nn.Linear(c["hidden_size"], 2)
+
+    def forward(self, input_ids, attention_mask, token_type_ids, labels=None):
+        logits = self.qa_outputs(self.bert(input_ids, attention_mask, token_type_ids)[0])
+        start, end = logits[..., 0].contiguous(), logits[..., 1].contiguous()
+        if labels is None:
+            return logits, None
+        T = start.size(1)
+        ls = F.cross_entropy(start, labels[:, 0].clamp(0, T), ignore_index=T)
+        le = F.cross_entropy(end, labels[:, 1].clamp(0, T), ignore_index=T)
+        return logits, (ls + le) / 2
+
+
 TASK = {"task": "sequence"}  # the job's "task": sequence (classification of the text) or token (of every token)
 
 
@@ -223,7 +244,8 @@ def build_model(model_dir, dropout=None):
         c = json.load(f)
     if dropout is not None:
         c["hidden_dropout_prob"] = c["attention_probs_dropout_prob"] = dropout
-    model = (BertForTokenClassification if TASK["task"] == "token" else BertForSequenceClassification)(c)
+    model = {"token": BertForTokenClassification, "qa": BertForQuestionAnswering}.get(
+        TASK["task"], BertForSequenceClassification)(c)
     weights = read_safetensors(model_dir + "/model.safetensors")
     weights = {k: v for k, v in weights.items() if not k.endswith("position_ids")}  # a buffer, not a weight
     model.load_state_dict(weights, strict=True)

@@ -73,6 +73,31 @@ TEST_SUITE("integration.bench_parity") {
     CHECK(j["parity_ok"] == true);
   }
 
+  TEST_CASE("ethost-bench --task qa --parity-only: HF's question-answering head (start/end logits, span loss) on both sides agrees") {
+    const std::string exe = ETHOST_BINARY_DIR "/bin/ethost-bench";
+    if (!std::filesystem::exists(exe)) {
+      MESSAGE("ethost-bench not built in this configuration; skipped");
+      return;
+    }
+    et::test::TempDir dir("bench_parity_qa");
+    const std::string out = dir / "parity.json";
+    auto r = et::test::run_process({exe, "--quick", "--parity-only", "--task", "qa", "--threads", "2",
+                                    "--json", out, "--keep", dir / "work"},
+                                   {}, {}, 120.0);
+    INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 0);
+    CHECK(et::test::contains(r.out, "(question answering)"));
+    std::ifstream in(out);
+    REQUIRE(in.good());
+    auto j = nlohmann::json::parse(in);
+    CHECK(j["options"]["task"] == "qa");
+    const auto& p = j["configs"][0]["parity"];
+    CHECK(p["logits_max_abs_diff_fused_vs_python"].get<double>() <= 1e-4);
+    CHECK(p["train_loss_max_abs_diff"].get<double>() <= 1e-4);
+    CHECK(j["parity_ok"] == true);
+  }
+
   TEST_CASE("ethost-bench: one interleaved iteration of ethost fused, ethost ATen and the Python worker") {
     const std::string exe = ETHOST_BINARY_DIR "/bin/ethost-bench";
     if (!std::filesystem::exists(exe)) {
