@@ -56,10 +56,9 @@ struct Args {
   std::string python = "/usr/bin/python3";
   std::string baseline = ETHOST_SOURCE_DIR "/bench/baseline/bert_eager.py";
   std::string keep;
-  std::string profile;  // chrome trace of a few fused training steps of the first config
-  std::string task =
-      "sequence";  // sequence | token | qa: the head (HF ...ForSequenceClassification / ForTokenClassification /
-                   // ForQuestionAnswering)
+  std::string profile;            // chrome trace of a few fused training steps of the first config
+  std::string task = "sequence";  // sequence | token | qa: the head (HF ...ForSequenceClassification /
+                                  // ForTokenClassification / ForQuestionAnswering)
 };
 
 const char* kUsage =
@@ -606,7 +605,8 @@ ConfigResult run_config(Host& h, const Args& a, const Spec& s, const Peaks& peak
   const Inputs in = make_inputs(s);
   const std::string inputs_path = (dir / "inputs.safetensors").string();
   write_inputs(in, inputs_path);
-  std::cout << "\n== " << s.name << " (" << (a.task == "qa" ? "question answering" : a.task + " classification") << "): " << s.shape.layers
+  std::cout << "\n== " << s.name << " ("
+            << (a.task == "qa" ? "question answering" : a.task + " classification") << "): " << s.shape.layers
             << " layers, hidden " << s.shape.hidden << ", " << s.shape.heads << " heads, intermediate "
             << s.shape.intermediate << ", vocab " << s.shape.vocab << ", seq " << s.seq << ", " << std::fixed
             << std::setprecision(1) << static_cast<double>(parameter_count(s.shape)) / 1e6

@@ -73,7 +73,9 @@ TEST_SUITE("integration.bench_parity") {
     CHECK(j["parity_ok"] == true);
   }
 
-  TEST_CASE("ethost-bench --task qa --parity-only: HF's question-answering head (start/end logits, span loss) on both sides agrees") {
+  TEST_CASE(
+      "ethost-bench --task qa --parity-only: HF's question-answering head (start/end logits, span loss) on "
+      "both sides agrees") {
     const std::string exe = ETHOST_BINARY_DIR "/bin/ethost-bench";
     if (!std::filesystem::exists(exe)) {
       MESSAGE("ethost-bench not built in this configuration; skipped");

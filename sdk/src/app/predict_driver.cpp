@@ -1,5 +1,5 @@
-// predict_driver.cpp: tables -> Predictor -> TSV, JSON lines, a JSON object or .npy (predict_sinks.h), chunked (parallel
-// encoding), in input order, atomic output.
+// predict_driver.cpp: tables -> Predictor -> TSV, JSON lines, a JSON object or .npy (predict_sinks.h),
+// chunked (parallel encoding), in input order, atomic output.
 #include "ethost/app/predict_driver.h"
 
 #include <algorithm>

@@ -194,8 +194,9 @@ struct SupervisedApp::Impl final : public Predictor {
     // is an easy mistake, so say which is used (the rule is pretrain_model_name_or_path first).
     if (dir == o.pretrained && !o.checkpoint_dir.empty() && fs::exists(o.checkpoint_dir + "/config.json") &&
         fs::weakly_canonical(o.checkpoint_dir) != fs::weakly_canonical(o.pretrained))
-      log.warn("using pretrain_model_name_or_path ", o.pretrained, ", not the model trained in train.checkpoint_dir ",
-               o.checkpoint_dir, ": set pretrain_model_name_or_path = \"\" to evaluate or predict with the trained one");
+      log.warn("using pretrain_model_name_or_path ", o.pretrained,
+               ", not the model trained in train.checkpoint_dir ", o.checkpoint_dir,
+               ": set pretrain_model_name_or_path = \"\" to evaluate or predict with the trained one");
     return dir;
   }
 

@@ -159,7 +159,9 @@ TEST_SUITE("integration.machine_reading_comprehension") {
     CHECK(rows == 40);
   }
 
-  TEST_CASE("errors: a bad language, a file that is not SQuAD JSON, a .json output of three columns; the base model warned") {
+  TEST_CASE(
+      "errors: a bad language, a file that is not SQuAD JSON, a .json output of three columns; the base "
+      "model warned") {
     et::test::TempDir dir("mrc_err");
     write_file(dir / "job.toml", mrc_config(dir / "ckpt", 1));
     write_file(dir / "lines.json", "{\"a\": 1}\n{\"a\": 2}\n");
@@ -177,9 +179,10 @@ TEST_SUITE("integration.machine_reading_comprehension") {
         et::test::run_ethost(mrc_args(dir / "job.toml", {"--mode", "train", "--tables", dir / "toy.json"}));
     REQUIRE(tr.exit_code == 0);
     // A config that names the model it started from: evaluate says it is not the trained one.
-    auto base = et::test::run_ethost(mrc_args(dir / "job.toml", {"--mode", "evaluate", "--tables", dir / "toy.json",
-                                                                 "--set", "pretrain_model_name_or_path=\"" ETHOST_SOURCE_DIR
-                                                                 "/tests/fixtures/tiny_bert\""}));
+    auto base = et::test::run_ethost(
+        mrc_args(dir / "job.toml",
+                 {"--mode", "evaluate", "--tables", dir / "toy.json", "--set",
+                  "pretrain_model_name_or_path=\"" ETHOST_SOURCE_DIR "/tests/fixtures/tiny_bert\""}));
     CHECK(base.exit_code == 0);
     CHECK(contains(base.err, "not the model trained in train.checkpoint_dir"));
     auto three = et::test::run_ethost(

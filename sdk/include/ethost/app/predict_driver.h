@@ -1,8 +1,7 @@
 // predict_driver.h: `--mode predict` for any app with the Predictor capability — data.tables through the
 // predictor, written as TSV (predict.output_schema columns, then predict.append_cols; by the output's
-// extension also JSON lines, .jsonl, one JSON object {key: value} of two columns, .json, or one numeric column
-// as a NumPy array, .npy), chunked and atomic — and
-// the predict.* keys (services = ["predictor"]).
+// extension also JSON lines, .jsonl, one JSON object {key: value} of two columns, .json, or one numeric
+// column as a NumPy array, .npy), chunked and atomic — and the predict.* keys (services = ["predictor"]).
 #pragma once
 
 #include <cstdint>
