@@ -8,6 +8,8 @@
 #include <regex>
 #include <set>
 
+#include "windows.h"
+
 namespace et::apps::mrc {
 namespace {
 
@@ -24,16 +26,6 @@ std::u32string decode(const std::string& s) {
     }
     out.push_back(static_cast<char32_t>(cp));
     i += len;
-  }
-  return out;
-}
-
-std::string encode(const std::u32string& s) {
-  std::string out;
-  utf8proc_uint8_t buf[4];
-  for (char32_t c : s) {
-    auto len = utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), buf);
-    out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(len));
   }
   return out;
 }
@@ -61,13 +53,13 @@ std::vector<std::string> py_split(const std::string& s) {
   std::u32string t = decode(s), cur;
   for (char32_t c : t) {
     if (py_space(c)) {
-      if (!cur.empty()) out.push_back(encode(cur));
+      if (!cur.empty()) out.push_back(utf8(cur));
       cur.clear();
     } else {
       cur.push_back(c);
     }
   }
-  if (!cur.empty()) out.push_back(encode(cur));
+  if (!cur.empty()) out.push_back(utf8(cur));
   return out;
 }
 
@@ -171,14 +163,14 @@ std::vector<std::string> cmrc_segments(const std::string& text, bool remove_punc
   std::u32string run;
   auto flush = [&] {
     if (run.empty()) return;
-    for (auto& t : nltk_word_tokenize(encode(run))) out.push_back(std::move(t));
+    for (auto& t : nltk_word_tokenize(utf8(run))) out.push_back(std::move(t));
     run.clear();
   };
   for (char32_t c : lower_strip(text)) {
     if (remove_punctuation && cmrc_punct(c)) continue;
     if (cmrc_chinese(c) || cmrc_punct(c)) {
       flush();
-      out.push_back(encode(std::u32string(1, c)));
+      out.push_back(utf8(std::u32string(1, c)));
     } else {
       run.push_back(c);
     }
@@ -191,7 +183,7 @@ std::string cmrc_remove_punctuation(const std::string& text) {
   std::u32string out;
   for (char32_t c : lower_strip(text))
     if (!cmrc_punct(c)) out.push_back(c);
-  return encode(out);
+  return utf8(out);
 }
 
 double cmrc_f1(const std::vector<std::string>& answers, const std::string& prediction) {
@@ -223,7 +215,7 @@ std::string squad_normalize(const std::string& text) {
     if (!punct) kept.push_back(c);
   }
   static const std::regex articles("\\b(a|an|the)\\b");
-  std::string s = std::regex_replace(encode(kept), articles, " ");
+  std::string s = std::regex_replace(utf8(kept), articles, " ");
   std::string out;
   for (auto& w : py_split(s)) out += (out.empty() ? "" : " ") + w;
   return out;
@@ -307,7 +299,7 @@ std::string overlap_sentence(const std::string& context, const std::string& ques
     }
     start = i + 1;
   }
-  return encode(best);
+  return utf8(best);
 }
 
 }  // namespace et::apps::mrc
