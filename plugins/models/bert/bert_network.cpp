@@ -31,8 +31,23 @@ NetworkImpl::NetworkImpl(const nn::hf::ModelOptions& o) : opts(o) {
 TensorMap NetworkImpl::forward(const TensorMap& in) {
   const auto* ids = find(in, "input_ids");
   if (!ids) throw Error("model/bert needs an 'input_ids' tensor [batch, seq]");
+  if (ids->dim() == 3 && opts.has_head("multiple_choice")) {
+    // HF BertForMultipleChoice: [batch, choices, seq] inputs run as [batch * choices, seq]; the head reads
+    // the choice count from the original inputs.
+    TensorMap flat = in;
+    for (const char* name : {"input_ids", "attention_mask", "token_type_ids", "position_ids"})
+      if (const auto* t = find(in, name)) flat[name] = t->reshape({-1, t->size(-1)});
+    return forward_flat(flat, in);
+  }
   if (ids->dim() != 2)
-    throw Error("model/bert: input_ids must be [batch, seq], got " + std::to_string(ids->dim()) + " dims");
+    throw Error("model/bert: input_ids must be [batch, seq]" +
+                std::string(opts.has_head("multiple_choice") ? " or [batch, choices, seq]" : "") + ", got " +
+                std::to_string(ids->dim()) + " dims");
+  return forward_flat(in, in);
+}
+
+TensorMap NetworkImpl::forward_flat(const TensorMap& in, const TensorMap& head_inputs) {
+  const auto* ids = find(in, "input_ids");
   const int64_t T = ids->size(1);
   if (T > opts.arch.max_position_embeddings)
     throw Error("model/bert: sequence length " + std::to_string(T) + " exceeds max_position_embeddings " +
@@ -53,7 +68,7 @@ TensorMap NetworkImpl::forward(const TensorMap& in) {
     out["attentions." + std::to_string(i)] = enc.attentions[i];
   at::Tensor pooled;
   if (core->pooler) out["pooler_output"] = pooled = core->pooler(last);
-  heads.forward(last, pooled, in, out);
+  heads.forward(last, pooled, head_inputs, out);
   return out;
 }
 

@@ -24,7 +24,10 @@ TORCH_MODULE(Core);
 class NetworkImpl : public torch::nn::Module {
  public:
   explicit NetworkImpl(const nn::hf::ModelOptions& opts);
+  // [batch, seq] inputs; with the multiple_choice head also [batch, choices, seq] (run flattened).
   TensorMap forward(const TensorMap& inputs);
+  // The trunk on [batch, seq] `inputs`; the heads see `head_inputs` (the caller's, before flattening).
+  TensorMap forward_flat(const TensorMap& inputs, const TensorMap& head_inputs);
 
   nn::hf::ModelOptions opts;
   Core core{nullptr};

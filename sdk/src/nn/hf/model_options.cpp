@@ -22,7 +22,8 @@ std::string join(const std::vector<std::string>& v) {
 
 const std::vector<std::string>& standard_heads() {
   static const std::vector<std::string> h = {
-      "sequence_classification", "token_classification", "crf", "span", "mlm", "nsp", "sentence_embedding"};
+      "sequence_classification", "token_classification", "crf", "span", "mlm", "nsp",
+      "sentence_embedding",      "multiple_choice"};
   return h;
 }
 
@@ -32,10 +33,12 @@ const std::vector<ConfigKeySpec>& transformer_config_specs() {
           "model_dir", "string", "\"\"",
           "HF checkpoint directory (config.json + model.safetensors or pytorch_model.bin); empty: build "
           "from the sizes below"),
-      service_key("heads", "string_list", "[]",
-                  "task heads: sequence_classification, token_classification (+ crf: a CRF layer over its "
-                  "scores), span, mlm, nsp, sentence_embedding (pooling + optional projection: "
-                  "text matching, vectorization); empty: encoder + pooler only"),
+      service_key(
+          "heads", "string_list", "[]",
+          "task heads: sequence_classification, token_classification (+ crf: a CRF layer over its "
+          "scores), span, mlm, nsp, sentence_embedding (pooling + optional projection: "
+          "text matching, vectorization), multiple_choice (HF BertForMultipleChoice: input_ids [batch, "
+          "choices, seq], one score per choice from the pooler); empty: encoder + pooler only"),
       service_key("pooling", "string", "\"cls\"",
                   "sentence_embedding head: the first token's hidden state (cls), the mean or max over "
                   "attended tokens, or the pooler's output",
@@ -113,7 +116,7 @@ bool ModelOptions::has_head(const std::string& h) const {
 
 bool ModelOptions::has_pooler() const {
   return heads.empty() || has_head("sequence_classification") || has_head("nsp") ||
-         (has_head("sentence_embedding") && pooling == "pooler");
+         has_head("multiple_choice") || (has_head("sentence_embedding") && pooling == "pooler");
 }
 
 std::string ModelOptions::architecture() const {
@@ -122,6 +125,7 @@ std::string ModelOptions::architecture() const {
   if (has_head("sequence_classification")) return base + "ForSequenceClassification";
   if (has_head("token_classification")) return base + "ForTokenClassification";
   if (has_head("span")) return base + "ForQuestionAnswering";
+  if (has_head("multiple_choice")) return base + "ForMultipleChoice";
   if (has_head("mlm")) return base + "ForMaskedLM";
   if (has_head("nsp")) return base + "ForNextSentencePrediction";
   return base + "Model";

@@ -37,6 +37,8 @@ TaskHeads::TaskHeads(torch::nn::Module& net, const ModelOptions& o, const at::Te
   }
   if (has("token_classification"))
     classifier = net.register_module("classifier", LinearHead(a.hidden_size, a.num_labels(), cls_dropout));
+  if (has("multiple_choice"))  // HF BertForMultipleChoice: classifier [1, hidden] on the pooled output
+    classifier = net.register_module("classifier", LinearHead(a.hidden_size, 1, cls_dropout));
   if (has("crf")) crf = net.register_module("crf", Crf(a.num_labels()));
   if (has("span")) qa_outputs = net.register_module("qa_outputs", LinearHead(a.hidden_size, 2, 0.0));
   if (has("mlm") || has("nsp"))
@@ -56,6 +58,14 @@ void TaskHeads::forward(const at::Tensor& last, const at::Tensor& pooled, const 
     out["logits"] = logits;
     if (const auto* y = find(in, "labels"))
       add_loss(out, "sequence_loss", sequence_classification_loss(logits, *y, problem_type_));
+  }
+  if (has("multiple_choice")) {
+    // The trunk ran on [B * C, T]; "input_ids" is still [B, C, T] here.
+    const auto* ids = find(in, "input_ids");
+    const int64_t choices = ids && ids->dim() == 3 ? ids->size(1) : 1;
+    auto logits = classifier->forward(pooled).view({-1, choices});
+    out["logits"] = logits;
+    if (const auto* y = find(in, "labels")) add_loss(out, "choice_loss", classification_loss(logits, *y));
   }
   if (has("token_classification")) {
     auto logits = classifier->forward(last);

@@ -36,7 +36,9 @@ class ET_API TaskHeads {
   // Adds each head's outputs to `out` from the trunk's last hidden state [B,T,H] and pooled output [B,H]
   // (undefined without a pooler): logits (+ sequence_loss from "labels"), token_logits (+ token_loss from
   // "token_labels"), start_logits/end_logits (+ span_loss from "start_positions"/"end_positions"), mlm_logits
-  // (+ mlm_loss from "mlm_labels"), nsp_logits (+ nsp_loss from "next_sentence_label"). "loss" is the sum of
+  // (+ mlm_loss from "mlm_labels"), nsp_logits (+ nsp_loss from "next_sentence_label"), multiple_choice's
+  // logits [B, C] (+ choice_loss from "labels" [B]; the trunk ran on the [B * C, T] flattening of the [B, C, T]
+  // inputs, which `inputs` still holds). "loss" is the sum of
   // the losses computed (HF BertForPreTraining: mlm + nsp). With an int64 "mlm_positions" [N] input (flat
   // indices b * T + t), the MLM head runs on those positions only: mlm_logits is [N, vocab] and mlm_labels
   // may be [B, T] (read at the positions) or [N] — the same loss as HF's on all positions when the others
