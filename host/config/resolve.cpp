@@ -133,7 +133,9 @@ Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const
                           "--user_defined_parameters", "use the full dotted key");
       key = matches[0];
     }
-    cfg.set_from_text(key, text, "--user_defined_parameters");
+    // EasyNLP's parameters are Python literals: True / False are booleans there.
+    const std::string value = text == "True" ? "true" : text == "False" ? "false" : text;
+    cfg.set_from_text(key, value, "--user_defined_parameters");
   }
 
   // Validate: app keys (+ [runtime]) at the top, each component section against its own schema.
