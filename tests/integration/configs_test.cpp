@@ -11,12 +11,16 @@ TEST_SUITE("integration.configs") {
     int checked = 0;
     for (auto& e : std::filesystem::recursive_directory_iterator(ETHOST_SOURCE_DIR "/configs")) {
       if (e.path().extension() != ".toml") continue;
+      // The folder names the app, unless the file's first line says "# app: <name>" (configs/fewclue/).
       std::string app = e.path().parent_path().filename().string();
+      if (std::string first = et::test::read_file(e.path().string()).substr(0, 200);
+          first.rfind("# app: ", 0) == 0)
+        app = first.substr(7, first.find_first_of(" \n", 7) - 7);
 #ifdef ETHOST_CORE_ONLY
       if (app != "hello") continue;  // the sanitizer build has only the SDK, host and example plugins
 #endif
-      auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", app, "--config",
-                                     e.path().string(), "--dump-config"});
+      auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", app,
+                                     "--config", e.path().string(), "--dump-config"});
       INFO(e.path().string() << ": " << r.err);
       CHECK(r.exit_code == 0);
       ++checked;

@@ -1,0 +1,54 @@
+// fewshot_app.h: app/fewshot — PET few-shot classification on a BERT-family MLM: a pattern turns a row into
+// a cloze with a [MASK] slot, verbalizers map each label to a word, and the label is the word the MLM head
+// scores best (Fuzzy-PET: several words per label, probabilities averaged over the sets), as hooks of the
+// SDK's supervised-app base.
+#pragma once
+
+#include <ethost/app/supervised_app.h>
+
+#include "pattern.h"
+
+namespace et::apps::fewshot {
+
+class FewshotApp final : public app::SupervisedApp {
+ public:
+  FewshotApp(const ConfigView& cfg, Context& ctx);
+  void run(Mode mode) override;
+
+ private:
+  void bind_columns(const std::vector<data::Column>& columns, bool need_label,
+                    const std::string& where) override;
+  std::optional<data::Example> encode(const Row& row, std::string& reason, bool with_label) const override;
+  data::FeatureSchema features() const override;
+  void configure_model(Config& model_config) const override;
+  std::string describe_task() const override;
+  app::EvalReport evaluate_on(const data::Dataset& ds) override;
+  std::pair<std::string, bool> main_metric() const override { return {"accuracy", true}; }
+  std::vector<std::string> input_columns() const override;
+  std::vector<OutputColumn> output_columns() const override;
+  void postprocess(const TensorMap& outputs, const data::Batch& batch, const std::vector<PredictItem>& items,
+                   const std::vector<std::string>& columns,
+                   std::vector<std::vector<std::string>>& cells) const override;
+  void save_extra(const std::string& dir) const override;
+  TensorMap model_inputs(const data::Batch& batch) override;
+  train::LossTerms loss(const TensorMap& outputs, const data::Batch& batch, const TensorMap& extras) override;
+
+  // The verbalizer table once the tokenizer and the labels are known (refuses unknown label words).
+  void build_verbalizers();
+  // Per-label probabilities [N, L] of a dataset, in eval.batch_size batches.
+  at::Tensor dataset_probabilities(const data::Dataset& ds);
+  // Self-training generations (fewshot_self_train.cpp), when self_training.generations > 0.
+  void self_train();
+  // Per-label probabilities [rows x labels] of rows with the saved model (the Predictor path); rows that
+  // cannot be encoded get zeros.
+  std::vector<float> label_rows(const std::vector<data::Column>& columns, const std::vector<Row>& rows);
+
+  std::string pattern_spec_, label_desc_;
+  Pattern pattern_;
+  std::vector<size_t> item_col_;                   // per pattern item: its column's position (columns)
+  std::vector<std::vector<int64_t>> literal_ids_;  // per pattern item: a literal's token ids
+  VerbalizerTable table_;
+  size_t col_label_ = 0;
+};
+
+}  // namespace et::apps::fewshot

@@ -1,0 +1,276 @@
+// fewshot_self_train.cpp: self-training for app/fewshot, iPET-style generations. Generation 0 is PET on the
+// labelled rows; each later generation labels the unlabeled rows with the previous model (rows repeating a
+// training, dev or excluded row dropped and counted), keeps the confident class-balanced pseudo-labels, and
+// trains again from the starting model on labelled + pseudo-labelled rows. Each generation is a child app
+// with a derived config; the last one trains in train.checkpoint_dir.
+#include <ethost/error.h>
+#include <ethost/reader.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "fewshot_app.h"
+#include "scoring.h"
+#include "self_training.h"
+
+namespace fs = std::filesystem;
+
+namespace et::apps::fewshot {
+namespace {
+
+struct Table {
+  std::vector<data::Column> columns;
+  std::vector<Row> rows;
+};
+
+// Rows as JSON lines of strings, with the columns given (the children read them with reader/jsonl).
+void write_jsonl(const std::string& path, const std::vector<std::string>& names,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::ofstream out(path);
+  if (!out) throw DataError("cannot write", path, "check that the checkpoint directory is writable");
+  for (const auto& r : rows) {
+    nlohmann::json j = nlohmann::json::object();
+    for (size_t c = 0; c < names.size(); ++c) j[names[c]] = r[c];
+    out << j.dump() << "\n";
+  }
+}
+
+std::string fmt4(double v) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(4) << v;
+  return os.str();
+}
+
+}  // namespace
+
+// Rows of files through the configured reader; input_schema (when not empty) replaces data.input_schema.
+static Table read_table(Context& ctx, const ConfigView& root, const std::string& reader,
+                        const std::vector<std::string>& files, const std::string& input_schema,
+                        const log::Logger& log, const std::string& what) {
+  Config dc = Config::from_view(root.sub("data"));
+  if (!input_schema.empty()) dc.set_string("input_schema", input_schema, "self_training.input_schema");
+  auto r = ctx.create<Reader>(reader, dc.view());
+  r->open(files);
+  Table t;
+  t.columns = r->columns();
+  Row row;
+  while (r->next(row)) t.rows.push_back(row);
+  std::string bad = r->bad_rows().summary();
+  if (!bad.empty()) log.warn(what, ": ", bad);
+  return t;
+}
+
+void FewshotApp::self_train() {
+  const ConfigView st = root().sub("self_training");
+  const int64_t generations = st.get_int("generations");
+  const auto unlabeled_files = st.get_string_list("unlabeled_tables");
+  if (unlabeled_files.empty())
+    throw ConfigError("self-training needs unlabeled rows", root().where("self_training.unlabeled_tables"),
+                      "name the task's unlabeled file, e.g. data/fewclue/eprstmt/unlabeled.json");
+  const auto& o = options();
+  if (o.tables.size() < 2)
+    throw ConfigError("self-training needs a dev set to report each generation on",
+                      root().where("data.tables"), "give data.tables as \"train,dev\"");
+  if (o.checkpoint_dir.empty())
+    throw ConfigError("self-training needs train.checkpoint_dir", root().where("train.checkpoint_dir"));
+  SelectOptions sel;
+  sel.threshold = st.get_double("threshold");
+  sel.top_k = st.get_int("top_k");
+  sel.balanced = st.get_bool("balanced");
+  const int64_t max_unlabeled = st.get_int("max_unlabeled");
+  const std::string label_name = o.label_name;
+
+  // The labelled rows (train, dev), the rows to exclude, and the unlabeled pool.
+  const std::vector<std::string> train_files{o.tables[0]}, dev_files(o.tables.begin() + 1, o.tables.end());
+  Table train = read_table(context(), root(), o.reader, train_files, "", logger(), "training rows");
+  Table dev = read_table(context(), root(), o.reader, dev_files, "", logger(), "dev rows");
+  std::string unl_schema = st.get_string("input_schema");
+  if (unl_schema.empty()) {  // data.input_schema without the label column
+    for (const auto& c :
+         data::parse_input_schema(root().get_string("data.input_schema"), "data.input_schema"))
+      if (c.name != label_name)
+        unl_schema +=
+            (unl_schema.empty() ? "" : ",") + c.name + ":" + c.type + ":" + std::to_string(c.length);
+  }
+  Table pool =
+      read_table(context(), root(), o.reader, unlabeled_files, unl_schema, logger(), "unlabeled rows");
+  const auto text_cols = pattern_.columns();
+  auto key_of = [&](const Table& t, const Row& r) {
+    std::vector<std::string> texts;
+    for (const auto& c : text_cols) texts.push_back(r.values[data::column_index(t.columns, c, "pattern")]);
+    return text_key(texts);
+  };
+  std::set<std::string> labelled_keys, excluded_keys;
+  for (const auto& r : train.rows) labelled_keys.insert(key_of(train, r));
+  for (const auto& r : dev.rows) excluded_keys.insert(key_of(dev, r));
+  const auto exclude_files = st.get_string_list("exclude_tables");
+  if (!exclude_files.empty()) {
+    Table ex = read_table(context(), root(), o.reader, exclude_files, unl_schema, logger(), "excluded rows");
+    for (const auto& r : ex.rows) excluded_keys.insert(key_of(ex, r));
+  }
+  std::vector<Row> unlabeled;
+  int64_t repeat_train = 0, repeat_excluded = 0;
+  std::set<std::string> seen;
+  for (const auto& r : pool.rows) {
+    std::string k = key_of(pool, r);
+    if (labelled_keys.count(k)) {
+      ++repeat_train;
+    } else if (excluded_keys.count(k)) {
+      ++repeat_excluded;
+    } else if (seen.insert(k).second) {
+      unlabeled.push_back(r);
+    }
+  }
+  logger().info("self-training: ", pool.rows.size(), " unlabeled rows; dropped ", repeat_train,
+                " that repeat a training row and ", repeat_excluded,
+                " that repeat a dev or excluded row (data.tables dev, self_training.exclude_tables); ",
+                unlabeled.size(), " distinct rows left");
+  if (max_unlabeled > 0 && static_cast<int64_t>(unlabeled.size()) > max_unlabeled) {
+    std::mt19937_64 rng(static_cast<uint64_t>(root().get_int("train.seed", 42)));
+    std::shuffle(unlabeled.begin(), unlabeled.end(), rng);
+    unlabeled.resize(size_t(max_unlabeled));
+    logger().info("self-training: a seeded sample of ", max_unlabeled,
+                  " of them is labelled (self_training.max_unlabeled)");
+  }
+
+  // Every child reads JSON lines of string columns written here: the training schema's columns.
+  const std::string work = (fs::path(o.checkpoint_dir) / "self_training").string();
+  fs::create_directories(work);
+  std::vector<std::string> names;
+  std::string child_schema;
+  for (const auto& c : train.columns) {
+    names.push_back(c.name);
+    child_schema += (child_schema.empty() ? "" : ",") + c.name + ":str:1";
+  }
+  auto values_of = [&](const Table& t, const Row& r) {
+    std::vector<std::string> v;
+    for (const auto& n : names) {
+      auto it = std::find_if(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.name == n; });
+      v.push_back(it == t.columns.end() ? std::string() : r.values[size_t(it - t.columns.begin())]);
+    }
+    return v;
+  };
+  std::vector<std::vector<std::string>> train_values, dev_values;
+  for (const auto& r : train.rows) train_values.push_back(values_of(train, r));
+  for (const auto& r : dev.rows) dev_values.push_back(values_of(dev, r));
+  const std::string dev_file = work + "/dev.jsonl";
+  write_jsonl(dev_file, names, dev_values);
+  const size_t label_col = size_t(std::find(names.begin(), names.end(), label_name) - names.begin());
+
+  nlohmann::json report = nlohmann::json::array();
+  std::string prev_model;
+  for (int64_t g = 0; g <= generations; ++g) {
+    const bool last = g == generations;
+    const std::string gen_dir =
+        last ? o.checkpoint_dir : (fs::path(work) / ("generation-" + std::to_string(g))).string();
+    auto rows = train_values;
+    nlohmann::json gen{{"generation", g}, {"checkpoint_dir", gen_dir}};
+    if (g > 0) {
+      // Label the pool with the previous generation's model.
+      Config lc = Config::from_view(root());
+      lc.set_string("pretrain_model_name_or_path", "", "self-training");
+      lc.set_string("train.checkpoint_dir", prev_model, "self-training");
+      lc.set_string("data.input_schema", unl_schema, "self-training");
+      lc.set_int("self_training.generations", 0, "self-training");
+      FewshotApp labeler(lc.view(), context());
+      auto probs = labeler.label_rows(pool.columns, unlabeled);
+      auto picked = select_pseudo_labels(probs, labeler.table_.labels, sel);
+      std::vector<int64_t> per_class(size_t(labeler.table_.labels), 0);
+      for (const auto& p : picked) {
+        auto v = values_of(pool, unlabeled[size_t(p.row)]);
+        v[label_col] = labeler.labels().names[size_t(p.label)];
+        rows.push_back(std::move(v));
+        ++per_class[size_t(p.label)];
+      }
+      gen["pseudo_labels"] = picked.size();
+      gen["pseudo_labels_per_class"] = per_class;
+      logger().info("self-training generation ", g, ": ", picked.size(), " pseudo-labels from ",
+                    unlabeled.size(), " rows (threshold ", sel.threshold, ", top_k ", sel.top_k,
+                    sel.balanced ? ", balanced" : "", ")");
+      if (picked.empty())
+        logger().warn("self-training generation ", g,
+                      " keeps no pseudo-label: lower self_training.threshold");
+    }
+    const std::string train_file = work + "/train-generation-" + std::to_string(g) + ".jsonl";
+    write_jsonl(train_file, names, rows);
+    Config cc = Config::from_view(root());
+    cc.set_string("train.checkpoint_dir", gen_dir, "self-training");
+    cc.set_string_list("data.tables", {train_file, dev_file}, "self-training");
+    cc.set_string("data.reader", "jsonl", "self-training");
+    cc.set_string("data.input_schema", child_schema, "self-training");
+    cc.set_bool("data.skip_first_line", false, "self-training");
+    cc.erase("data.delimiter");
+    cc.erase("data.quote");
+    cc.set_int("self_training.generations", 0, "self-training");
+    {
+      FewshotApp child(cc.view(), context());
+      child.SupervisedApp::run(Mode::train);
+    }
+    // The generation's dev accuracy, with the model it saved.
+    Config ec = Config::from_view(cc.view());
+    ec.set_string("pretrain_model_name_or_path", "", "self-training");
+    FewshotApp judge(ec.view(), context());
+    Table devj{{}, {}};
+    for (const auto& n : names) devj.columns.push_back({n, "str", 1});
+    for (auto& v : dev_values) devj.rows.push_back(Row{v, dev_file, 0});
+    auto probs = judge.label_rows(devj.columns, devj.rows);
+    int64_t right = 0;
+    const int64_t L = judge.table_.labels;
+    for (size_t r = 0; r < devj.rows.size(); ++r) {
+      const float* p = probs.data() + int64_t(r) * L;
+      right += judge.labels().names[size_t(std::max_element(p, p + L) - p)] == dev_values[r][label_col];
+    }
+    const double acc = devj.rows.empty() ? 0.0 : double(right) / double(devj.rows.size());
+    gen["dev_accuracy"] = acc;
+    gen["training_rows"] = rows.size();
+    report.push_back(gen);
+    logger().info("self-training generation ", g, ": dev accuracy ", fmt4(acc), " (", rows.size(),
+                  " training rows)");
+    prev_model = gen_dir;
+  }
+  nlohmann::json summary{{"generations", report},
+                         {"unlabeled_rows", pool.rows.size()},
+                         {"dropped_repeating_training", repeat_train},
+                         {"dropped_repeating_dev_or_excluded", repeat_excluded}};
+  std::ofstream(fs::path(o.checkpoint_dir) / "self_training.json") << summary.dump(2) << "\n";
+  std::cout << "self-training (dev accuracy per generation):";
+  for (const auto& gen : report) std::cout << " " << gen["generation"] << ": " << fmt4(gen["dev_accuracy"]);
+  std::cout << "\n";
+}
+
+std::vector<float> FewshotApp::label_rows(const std::vector<data::Column>& columns,
+                                          const std::vector<Row>& rows) {
+  auto* p = et::query<Predictor>(*this);
+  ET_CHECK(p != nullptr, "app/fewshot offers no Predictor");
+  p->prepare_predict();
+  p->bind_columns(columns);
+  std::vector<data::Example> examples;
+  std::vector<size_t> kept;
+  std::string why;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (auto e = p->encode(rows[i], why)) {
+      examples.push_back(std::move(*e));
+      kept.push_back(i);
+    }
+  std::vector<float> probs(rows.size() * size_t(table_.labels), 0.0f);
+  const size_t bs = size_t(std::max<int64_t>(1, options().eval_batch_size));
+  for (size_t s = 0; s < examples.size(); s += bs) {
+    std::vector<const data::Example*> ptrs;
+    for (size_t i = s; i < std::min(examples.size(), s + bs); ++i) ptrs.push_back(&examples[i]);
+    auto out_t = p->predict_batch(p->collate(ptrs));
+    auto pr = label_probabilities(verbalizer_log_probs(out_t.at("mlm_logits"), table_)).contiguous();
+    const float* d = pr.data_ptr<float>();
+    for (size_t i = 0; i < ptrs.size(); ++i)
+      std::copy(d + i * size_t(table_.labels), d + (i + 1) * size_t(table_.labels),
+                probs.begin() + std::ptrdiff_t(kept[s + i] * size_t(table_.labels)));
+  }
+  return probs;
+}
+
+}  // namespace et::apps::fewshot

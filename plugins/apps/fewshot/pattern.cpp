@@ -1,0 +1,125 @@
+// pattern.cpp: parsing PET patterns and (fuzzy) verbalizers, and laying verbalizers out as token tables.
+#include "pattern.h"
+
+#include <ethost/error.h>
+
+#include <algorithm>
+
+namespace et::apps::fewshot {
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(trim(cur));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> Pattern::columns() const {
+  std::vector<std::string> out;
+  for (const auto& it : items)
+    if (it.kind == PatternItem::Kind::column && std::find(out.begin(), out.end(), it.value) == out.end())
+      out.push_back(it.value);
+  return out;
+}
+
+Pattern parse_pattern(const std::string& spec, const std::string& first, const std::string& second,
+                      const std::string& where) {
+  const std::string hint =
+      "write items separated by ',': sent1 / sent2 (data.first_sequence / data.second_sequence), {column}, "
+      "label (the mask), or literal text, e.g. \"sent1,label,用,sent2,概括。\"";
+  if (trim(spec).empty()) throw ConfigError("the pattern is empty", where, hint);
+  Pattern p;
+  int slots = 0;
+  for (const auto& item : split(spec, ',')) {
+    PatternItem it;
+    if (item.empty()) {
+      throw ConfigError("the pattern '" + spec + "' has an empty item (two commas in a row?)", where,
+                        "a literal comma cannot be written: use the full-width '，'");
+    } else if (item == "label") {
+      it.kind = PatternItem::Kind::label;
+      ++slots;
+    } else if (item == "sent1" || item == "sent2") {
+      const std::string& col = item == "sent1" ? first : second;
+      if (col.empty())
+        throw ConfigError("the pattern uses " + item + " but data." +
+                              (item == "sent1" ? "first_sequence" : "second_sequence") + " is not set",
+                          where, "set the column, or name it as {column}");
+      it = {PatternItem::Kind::column, col};
+    } else if (item.size() > 2 && item.front() == '{' && item.back() == '}') {
+      it = {PatternItem::Kind::column, item.substr(1, item.size() - 2)};
+    } else if (item.find("<pseudo>") != std::string::npos) {
+      throw ConfigError("<pseudo> prompt tokens (P-tuning) are not supported yet", where, "use literal text");
+    } else {
+      it.value = item;
+    }
+    p.items.push_back(std::move(it));
+  }
+  if (slots != 1)
+    throw ConfigError("the pattern '" + spec + "' has " + std::to_string(slots) +
+                          " 'label' slots; it needs exactly one (where the label word is predicted)",
+                      where, hint);
+  if (p.columns().empty()) throw ConfigError("the pattern '" + spec + "' reads no column", where, hint);
+  return p;
+}
+
+std::vector<std::vector<std::string>> parse_verbalizers(const std::string& spec, size_t n_labels,
+                                                        const std::string& where) {
+  if (trim(spec).empty())
+    throw ConfigError("label_desc is empty", where,
+                      "give one word per label in label order, e.g. \"差,好\" (sets separated by '/')");
+  std::vector<std::vector<std::string>> sets;
+  for (const auto& set : split(spec, '/')) {
+    auto words = split(set, ',');
+    for (const auto& w : words)
+      if (w.empty())
+        throw ConfigError("label_desc '" + spec + "' has an empty label word", where,
+                          "words are separated by ',' and sets by '/'");
+    if (words.size() != n_labels)
+      throw ConfigError("label_desc set " + std::to_string(sets.size() + 1) + " ('" + set + "') has " +
+                            std::to_string(words.size()) + " words for " + std::to_string(n_labels) +
+                            " labels",
+                        where, "each set lists one word per label, in the order of the labels");
+    sets.push_back(std::move(words));
+  }
+  return sets;
+}
+
+VerbalizerTable make_table(const std::vector<std::vector<std::vector<int64_t>>>& word_ids,
+                           std::vector<std::vector<std::string>> words) {
+  VerbalizerTable t;
+  t.sets = static_cast<int64_t>(word_ids.size());
+  t.labels = t.sets ? static_cast<int64_t>(word_ids[0].size()) : 0;
+  for (const auto& set : word_ids)
+    for (const auto& w : set) t.mask_len = std::max<int64_t>(t.mask_len, static_cast<int64_t>(w.size()));
+  t.ids.assign(size_t(t.sets * t.labels * t.mask_len), 0);
+  t.weights.assign(t.ids.size(), 0.0f);
+  for (int64_t s = 0; s < t.sets; ++s)
+    for (int64_t l = 0; l < t.labels; ++l) {
+      const auto& w = word_ids[size_t(s)][size_t(l)];
+      for (size_t j = 0; j < w.size(); ++j) {
+        size_t k = size_t((s * t.labels + l) * t.mask_len) + j;
+        t.ids[k] = w[j];
+        t.weights[k] = 1.0f / static_cast<float>(w.size());
+      }
+    }
+  t.words = std::move(words);
+  return t;
+}
+
+}  // namespace et::apps::fewshot
