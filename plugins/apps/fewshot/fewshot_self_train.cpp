@@ -7,6 +7,7 @@
 #include <ethost/reader.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -101,36 +102,47 @@ void FewshotApp::self_train() {
   Table pool =
       read_table(context(), root(), o.reader, unlabeled_files, unl_schema, logger(), "unlabeled rows");
   const auto text_cols = pattern_.columns();
-  auto key_of = [&](const Table& t, const Row& r) {
+  // A row's texts (the pattern's columns), trimmed. An unlabeled row is dropped when any of its texts is a
+  // text of a training, dev or excluded row (a pair sharing one sentence with a test pair is a repeat too).
+  auto texts_of = [&](const Table& t, const Row& r) {
     std::vector<std::string> texts;
-    for (const auto& c : text_cols) texts.push_back(r.values[data::column_index(t.columns, c, "pattern")]);
-    return text_key(texts);
+    for (const auto& c : text_cols)
+      texts.push_back(text_key({r.values[data::column_index(t.columns, c, "pattern")]}));
+    return texts;
   };
-  std::set<std::string> labelled_keys, excluded_keys;
-  for (const auto& r : train.rows) labelled_keys.insert(key_of(train, r));
-  for (const auto& r : dev.rows) excluded_keys.insert(key_of(dev, r));
+  std::set<std::string> labelled_texts, excluded_texts;
+  auto add = [&](std::set<std::string>& into, const Table& t) {
+    for (const auto& r : t.rows)
+      for (auto& x : texts_of(t, r))
+        if (!x.empty()) into.insert(std::move(x));
+  };
+  add(labelled_texts, train);
+  add(excluded_texts, dev);
   const auto exclude_files = st.get_string_list("exclude_tables");
-  if (!exclude_files.empty()) {
-    Table ex = read_table(context(), root(), o.reader, exclude_files, unl_schema, logger(), "excluded rows");
-    for (const auto& r : ex.rows) excluded_keys.insert(key_of(ex, r));
-  }
+  if (!exclude_files.empty())
+    add(excluded_texts,
+        read_table(context(), root(), o.reader, exclude_files, unl_schema, logger(), "excluded rows"));
+  auto any_in = [](const std::vector<std::string>& texts, const std::set<std::string>& set) {
+    return std::any_of(texts.begin(), texts.end(), [&](const std::string& x) { return set.count(x) > 0; });
+  };
   std::vector<Row> unlabeled;
   int64_t repeat_train = 0, repeat_excluded = 0;
   std::set<std::string> seen;
   for (const auto& r : pool.rows) {
-    std::string k = key_of(pool, r);
-    if (labelled_keys.count(k)) {
+    auto texts = texts_of(pool, r);
+    if (any_in(texts, labelled_texts)) {
       ++repeat_train;
-    } else if (excluded_keys.count(k)) {
+    } else if (any_in(texts, excluded_texts)) {
       ++repeat_excluded;
-    } else if (seen.insert(k).second) {
+    } else if (seen.insert(text_key(texts)).second) {
       unlabeled.push_back(r);
     }
   }
-  logger().info("self-training: ", pool.rows.size(), " unlabeled rows; dropped ", repeat_train,
-                " that repeat a training row and ", repeat_excluded,
-                " that repeat a dev or excluded row (data.tables dev, self_training.exclude_tables); ",
-                unlabeled.size(), " distinct rows left");
+  logger().info(
+      "self-training: ", pool.rows.size(), " unlabeled rows; dropped ", repeat_train,
+      " that share a text with a training row and ", repeat_excluded,
+      " that share one with a dev or excluded row (data.tables dev, self_training.exclude_tables); ",
+      unlabeled.size(), " distinct rows left");
   if (max_unlabeled > 0 && static_cast<int64_t>(unlabeled.size()) > max_unlabeled) {
     std::mt19937_64 rng(static_cast<uint64_t>(root().get_int("train.seed", 42)));
     std::shuffle(unlabeled.begin(), unlabeled.end(), rng);
