@@ -63,8 +63,10 @@ void FewshotApp::run(Mode mode) {
 }
 
 std::string FewshotApp::describe_task() const {
-  return "PET cloze classification (pattern '" + pattern_spec_ + "', " + std::to_string(table_.sets) +
-         " verbalizer set(s))";
+  // Logged before the verbalizers are tokenized: count the sets in label_desc.
+  const auto sets = 1 + std::count(label_desc_.begin(), label_desc_.end(), '/');
+  return std::string(sets > 1 ? "Fuzzy-PET" : "PET") + " cloze classification (pattern '" + pattern_spec_ +
+         "', " + std::to_string(sets) + " verbalizer set(s))";
 }
 
 void FewshotApp::build_verbalizers() {
