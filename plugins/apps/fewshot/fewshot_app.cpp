@@ -198,6 +198,8 @@ train::LossTerms FewshotApp::loss(const TensorMap& out, const data::Batch& b, co
   return {pet_loss(scores, b.tensors.at("labels")), {}};
 }
 
+// Not forward_dataset(): it would keep every batch's [B * M, vocab] mlm_logits; this reduces each batch to
+// [B, labels] first.
 at::Tensor FewshotApp::dataset_probabilities(const data::Dataset& ds) {
   torch::NoGradGuard no_grad;
   std::vector<at::Tensor> parts;

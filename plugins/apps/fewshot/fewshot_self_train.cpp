@@ -48,12 +48,10 @@ std::string fmt4(double v) {
   return os.str();
 }
 
-}  // namespace
-
 // Rows of files through the configured reader; input_schema (when not empty) replaces data.input_schema.
-static Table read_table(Context& ctx, const ConfigView& root, const std::string& reader,
-                        const std::vector<std::string>& files, const std::string& input_schema,
-                        const log::Logger& log, const std::string& what) {
+Table read_table(Context& ctx, const ConfigView& root, const std::string& reader,
+                 const std::vector<std::string>& files, const std::string& input_schema,
+                 const log::Logger& log, const std::string& what) {
   Config dc = Config::from_view(root.sub("data"));
   if (!input_schema.empty()) dc.set_string("input_schema", input_schema, "self_training.input_schema");
   auto r = ctx.create<Reader>(reader, dc.view());
@@ -66,6 +64,8 @@ static Table read_table(Context& ctx, const ConfigView& root, const std::string&
   if (!bad.empty()) log.warn(what, ": ", bad);
   return t;
 }
+
+}  // namespace
 
 void FewshotApp::self_train() {
   const ConfigView st = root().sub("self_training");
@@ -174,6 +174,9 @@ void FewshotApp::self_train() {
   const std::string dev_file = work + "/dev.jsonl";
   write_jsonl(dev_file, names, dev_values);
   const size_t label_col = size_t(std::find(names.begin(), names.end(), label_name) - names.begin());
+  Table devj;  // the dev rows as the children read them, for each generation's dev accuracy
+  for (const auto& n : names) devj.columns.push_back({n, "str", 1});
+  for (auto& v : dev_values) devj.rows.push_back(Row{v, dev_file, 0});
 
   nlohmann::json report = nlohmann::json::array();
   std::string prev_model;
@@ -228,9 +231,6 @@ void FewshotApp::self_train() {
     Config ec = Config::from_view(cc.view());
     ec.set_string("pretrain_model_name_or_path", "", "self-training");
     FewshotApp judge(ec.view(), context());
-    Table devj{{}, {}};
-    for (const auto& n : names) devj.columns.push_back({n, "str", 1});
-    for (auto& v : dev_values) devj.rows.push_back(Row{v, dev_file, 0});
     auto probs = judge.label_rows(devj.columns, devj.rows);
     int64_t right = 0;
     const int64_t L = judge.table_.labels;

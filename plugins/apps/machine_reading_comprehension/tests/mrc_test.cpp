@@ -95,9 +95,9 @@ TEST_SUITE("integration.machine_reading_comprehension") {
     write_file(dir / "job.toml", mrc_config(dir / "ckpt", 500));
     // 500 steps take ~7 s alone; the limit only guards against a hang (a CI run beside a benchmark was
     // killed at the default 120 s).
-    auto tr = et::test::run_ethost(
-        mrc_args(dir / "job.toml", {"--mode", "train", "--tables", dir / "train.json" + "," + dir / "dev.json"}),
-        {}, {}, 600.0);
+    auto tr = et::test::run_ethost(mrc_args(dir / "job.toml", {"--mode", "train", "--tables",
+                                                               dir / "train.json" + "," + dir / "dev.json"}),
+                                   {}, {}, 600.0);
     INFO((tr.out + tr.err));
     INFO("timed out: " << tr.timed_out);
     REQUIRE(tr.exit_code == 0);

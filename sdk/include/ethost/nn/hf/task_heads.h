@@ -37,16 +37,16 @@ class ET_API TaskHeads {
   // (undefined without a pooler): logits (+ sequence_loss from "labels"), token_logits (+ token_loss from
   // "token_labels"), start_logits/end_logits (+ span_loss from "start_positions"/"end_positions"), mlm_logits
   // (+ mlm_loss from "mlm_labels"), nsp_logits (+ nsp_loss from "next_sentence_label"), multiple_choice's
-  // logits [B, C] (+ choice_loss from "labels" [B]; the trunk ran on the [B * C, T] flattening of the [B, C, T]
-  // inputs, which `inputs` still holds). "loss" is the sum of
-  // the losses computed (HF BertForPreTraining: mlm + nsp). With an int64 "mlm_positions" [N] input (flat
-  // indices b * T + t), the MLM head runs on those positions only: mlm_logits is [N, vocab] and mlm_labels
-  // may be [B, T] (read at the positions) or [N] — the same loss as HF's on all positions when the others
-  // are -100, for a fraction of the decoder's cost. With the crf head, token_loss is the CRF's negative
-  // log-likelihood over the positions of "label_mask" [B, T] (else those whose token_labels are not -100),
-  // and in eval mode "token_tags" [B, T] holds the Viterbi path there (-1 elsewhere). sentence_embedding:
-  // "sentence_embedding" [B, D], the hidden states pooled by opts.pooling over "attention_mask" (or the
-  // pooler's output), then projected to embedding_size when it is set (no loss: the app's).
+  // logits [B, C] (+ choice_loss from "labels" [B]; the trunk ran on the [B * C, T] flattening of the [B, C,
+  // T] inputs, which `inputs` still holds). "loss" is the sum of the losses computed (HF BertForPreTraining:
+  // mlm + nsp). With an int64 "mlm_positions" [N] input (flat indices b * T + t), the MLM head runs on those
+  // positions only: mlm_logits is [N, vocab] and mlm_labels may be [B, T] (read at the positions) or [N] —
+  // the same loss as HF's on all positions when the others are -100, for a fraction of the decoder's cost.
+  // With the crf head, token_loss is the CRF's negative log-likelihood over the positions of "label_mask" [B,
+  // T] (else those whose token_labels are not -100), and in eval mode "token_tags" [B, T] holds the Viterbi
+  // path there (-1 elsewhere). sentence_embedding: "sentence_embedding" [B, D], the hidden states pooled by
+  // opts.pooling over "attention_mask" (or the pooler's output), then projected to embedding_size when it is
+  // set (no loss: the app's).
   void forward(const at::Tensor& last_hidden, const at::Tensor& pooled, const TensorMap& inputs,
                TensorMap& out);
 
