@@ -41,7 +41,7 @@ std::string fmt(double v, int digits = 4) {
 
 PretrainOptions PretrainOptions::from_config(const ConfigView& c) {
   PretrainOptions o;
-  o.tables = app::input_tables(c);
+  o.tables = c.get_string_list("data.tables");  // checked by train and evaluate (serve reads none)
   o.format = c.get_string("data.format");
   o.text_fields = c.get_string_list("data.text_fields");
   o.exclude_tables = c.get_string_list("data.exclude_tables");
@@ -193,6 +193,7 @@ CorpusOptions PretrainApp::corpus_options(std::vector<std::string> files) const 
 
 // ------------------------------------------------------------------------------------------------- train
 void PretrainApp::train() {
+  app::input_tables(root_);
   std::vector<std::string> train_files = expand_tables({o_.tables[0]});
   dev_files_ = expand_tables(std::vector<std::string>(o_.tables.begin() + 1, o_.tables.end()));
   setup_tokenizer(o_.pretrained);
@@ -358,6 +359,7 @@ std::map<std::string, double> PretrainApp::evaluate_files(const std::vector<std:
 void PretrainApp::run_evaluate() {
   std::string dir = saved_model_dir();
   setup_tokenizer(dir);
+  app::input_tables(root_);
   auto files = expand_tables(o_.tables);
   make_model(dir, o_.pair_task != PairTask::none);
   model_->module().eval();

@@ -154,6 +154,7 @@ void VectorizationApp::build_index() {
   auto* predictor = static_cast<Predictor*>(query_interface(Predictor::kInterfaceId));
   predictor->prepare_predict();  // tokenizer and model of pretrain_model_name_or_path, in eval mode
   const auto t0 = clock_type::now();
+  app::input_tables(root());
   auto reader = open_reader(options().tables);
   bind_columns(reader->columns(), false, "corpus");
   const auto schema = features();

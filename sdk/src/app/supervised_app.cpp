@@ -24,8 +24,9 @@ const std::vector<ConfigKeySpec>& supervised_config_specs() {
       service_key("data.reader", "component", "\"tsv\"", "reader plugin for data.tables (tsv, jsonl)", {}, {},
                   {}, "reader"),
       service_key(
-          "data.tables", "string_list", "",
-          "input files: train mode 'train[,dev]'; evaluate: the labelled files; predict: the files to label"),
+          "data.tables", "string_list", "[]",
+          "input files: train mode 'train[,dev]'; evaluate: the labelled files; predict: the files to label "
+          "(serve reads none)"),
       service_key(
           "data.sequence_length", "int", "128",
           "maximum tokens per example, [CLS]/[SEP] included (longer texts are truncated longest_first)", 8.0),
@@ -55,7 +56,7 @@ const std::vector<ConfigKeySpec>& supervised_config_specs() {
 
 SupervisedOptions SupervisedOptions::from_config(const ConfigView& c) {
   SupervisedOptions o;
-  o.tables = input_tables(c);
+  o.tables = c.get_string_list("data.tables");  // checked by the modes that read files (serve reads none)
   o.reader = c.get_string("data.reader");
   o.sequence_length = c.get_int("data.sequence_length");
   o.vocab_file = c.get_string("data.vocab_file");
@@ -225,6 +226,7 @@ struct SupervisedApp::Impl final : public Predictor {
 
   // ------------------------------------------------------------------------------------------- modes
   void train() {
+    input_tables(root);
     std::vector<std::string> train_files{o.tables[0]}, dev_files(o.tables.begin() + 1, o.tables.end());
     setup_tokenizer(o.pretrained);
     training_labels(train_files);
@@ -257,6 +259,7 @@ struct SupervisedApp::Impl final : public Predictor {
     std::string dir = saved_model_dir();
     setup_tokenizer(dir);
     saved_labels(dir);
+    input_tables(root);
     data::Dataset ds = load_set(o.tables, "evaluation");
     make_model(dir);
     model->module().eval();
