@@ -17,6 +17,7 @@
 #include "ethost/log.h"
 #include "ethost/predictor.h"
 #include "plugin/host_context.h"
+#include "serve/serve.h"
 
 namespace et::host {
 namespace {
@@ -99,6 +100,7 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   if (o.threads) in.sets.emplace_back("runtime.threads", std::to_string(*o.threads), "--threads");
   if (o.log_level) in.sets.emplace_back("runtime.log_level", "\"" + *o.log_level + "\"", "--log-level");
   in.user_params = o.user_params;
+  in.serving = o.mode == "serve";
   Config cfg = resolve_config(index, app, in);
 
   if (o.dump_config) {
@@ -150,10 +152,21 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
     lg.debug("loaded plugin ", f->manifest->id, " ", f->manifest->version, " from ", f->path);
   Mode mode = parse_mode(o.mode);
   // Apps with the Predictor capability are driven by the SDK's predict loop (tables -> TSV); others run it.
-  if (auto* predictor = mode == Mode::predict ? query<Predictor>(*instance) : nullptr)
+  // Serving is the host's too: any app with the Predictor capability gets it, without writing any.
+  if (mode == Mode::serve) {
+    auto* predictor = query<Predictor>(*instance);
+    if (!predictor)
+      throw UsageError("app/" + o.app + " cannot be served: it does not offer the Predictor capability",
+                       "--mode",
+                       "serve an app that predicts (ethost --describe app/" + o.app + " lists its modes)");
+    if (env.world_size > 1)
+      throw UsageError("--mode serve runs as one process, not under the launcher", "--mode");
+    serve::run_serve(*predictor, root, {app.decl->key(), app.decl->version, cfg.to_toml()});
+  } else if (auto* predictor = mode == Mode::predict ? query<Predictor>(*instance) : nullptr) {
     app::run_predict(ctx, *predictor, root);
-  else
+  } else {
     instance->run(mode);
+  }
   instance.reset();
   if (auto* pg = dist::process_group()) pg->barrier();
   dist::set_process_group(nullptr);

@@ -146,6 +146,8 @@ Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const
   validate_config(cfg.view(), top, owned, decl.key());
   for (auto& sec : sections) {
     std::vector<ConfigKeySpec> specs = sec.entry->decl->config;
+    if (input.serving && sec.entry->decl->kind == Kind::reader)
+      for (auto& s : specs) s.required = false;
     for (auto& s : decl.config) {
       if (s.key.rfind(sec.prefix + ".", 0) == 0) {
         ConfigKeySpec c = s;

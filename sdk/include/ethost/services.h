@@ -1,7 +1,7 @@
 // services.h: SDK services a component's manifest declares (services = ["supervised"]): each brings the
 // config keys it reads — defined once, in the SDK — into the component's schema and defaults.
 //   trainer      train.*                          (et::train::Trainer)
-//   predictor    predict.*                        (et::app::run_predict)
+//   predictor    predict.*, serve.*               (et::app::run_predict; the host's --mode serve)
 //   supervised   data.*, model.name, optimizer.name, pretrain_model_name_or_path, eval.* (+ trainer,
 //   predictor) transformer  a BERT-family model's keys       (et::nn::hf::read_model_options)
 #pragma once

@@ -48,6 +48,48 @@ const std::vector<ConfigKeySpec>& predictor_config_specs() {
       service_key("predict.header", "bool", "false", "write a header line with the column names"),
       service_key("predict.chunk_rows", "int", "8192",
                   "rows read, encoded and predicted at a time (inputs are streamed)", 1.0),
+      // --mode serve (the host's HTTP server drives the same Predictor; docs/serving.md)
+      service_key("serve.host", "string", "\"127.0.0.1\"",
+                  "address the server binds (0.0.0.0: every interface)"),
+      service_key("serve.port", "int", "8000", "TCP port (0: a free port; the log says which)", 0.0, 65535.0),
+      service_key("serve.batching", "bool", "true",
+                  "merge concurrent requests into shared forward passes (false: one request, one forward)"),
+      service_key("serve.max_batch_size", "int", "32", "rows per forward pass at most", 1.0),
+      service_key("serve.max_batch_tokens", "int", "16384",
+                  "padded tokens (rows x longest row) per forward pass at most", 1.0),
+      service_key("serve.max_wait_ms", "float", "2.0",
+                  "how long a batch that is not full waits for requests still being received", 0.0, 1000.0),
+      service_key(
+          "serve.max_pad_ratio", "float", "1.5",
+          "rows are grouped by length: a forward pass pads at most this x its real tokens (0: no limit)",
+          0.0),
+      service_key(
+          "serve.precision", "string", "\"fp32\"",
+          "fp32, or bf16 (CPU autocast; needs AVX512_BF16 or AMX, checked at start; outputs differ from "
+          "fp32 predict in the 3rd digit)",
+          {}, {}, {"fp32", "bf16"}),
+      service_key("serve.workers", "int", "1",
+                  "inference workers sharing the model (collate and postprocess overlap the forward)", 1.0,
+                  64.0),
+      service_key("serve.io_threads", "int", "1", "network threads (parse, validate, tokenize)", 1.0, 64.0),
+      service_key("serve.max_rows", "int", "256", "rows per request at most (413 beyond)", 1.0),
+      service_key("serve.max_body_bytes", "int", "1048576", "request body size at most (413 beyond)", 1.0),
+      service_key("serve.max_cell_bytes", "int", "65536", "bytes of one input cell at most (413 beyond)",
+                  1.0),
+      service_key("serve.max_concurrent_requests", "int", "512",
+                  "requests being handled at once at most (503 with Retry-After beyond)", 1.0),
+      service_key("serve.max_queued_tokens", "int", "262144",
+                  "tokens waiting for inference at most (503 with Retry-After beyond)", 1.0),
+      service_key(
+          "serve.header_timeout_s", "float", "10.0",
+          "seconds a client may take to send a request's headers, and an idle keep-alive connection lives",
+          0.01),
+      service_key("serve.read_timeout_s", "float", "30.0", "seconds a client may take to send a request body",
+                  0.01),
+      service_key("serve.drain_timeout_s", "float", "30.0",
+                  "on SIGTERM/SIGINT: seconds in-flight requests get to finish before the server exits", 0.0),
+      service_key("serve.embedding_column", "string", "\"sentence_embedding\"",
+                  "output column /v1/embeddings answers with (apps that offer one, e.g. vectorization)"),
   };
   return specs;
 }

@@ -343,8 +343,10 @@ TEST_SUITE("integration.text_classify") {
                    "train.max_steps=1"});
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "classifier.weight: checkpoint [3, 64] vs model [2, 64]"));
-    r = run(base, {"--mode", "serve"});
-    CHECK(r.exit_code == 2);
+    // Serving a directory with no saved model: refused (never a randomly initialised model).
+    r = run(base, {"--mode", "serve", "--checkpoint_dir", dir / "nothing"});
+    CHECK(r.exit_code == 4);
+    CHECK(contains(r.err, "no saved model here (config.json missing)"));
   }
 
   TEST_CASE("config mistakes a new user makes are config errors (exit 2) naming the keys") {

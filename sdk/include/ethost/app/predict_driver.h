@@ -40,7 +40,7 @@ ET_API PredictSummary run_predict(Context& ctx, Predictor& predictor, const Conf
 // data.tables, checked to name at least one file (et::ConfigError otherwise).
 ET_API std::vector<std::string> input_tables(const ConfigView& root);
 
-// The predict.* keys as config specs.
+// The predict.* keys, and the serve.* keys of the host's `--mode serve`, as config specs.
 ET_API const std::vector<ConfigKeySpec>& predictor_config_specs();
 
 // Cell formats: "0.25,0.75" (7 significant digits, EasyNLP's probabilities) and a JSON array "[0.25,0.75]"
