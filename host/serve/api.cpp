@@ -137,7 +137,7 @@ std::string rows_response(const std::vector<std::string>& columns, const std::ve
       o[columns[k]] = is_json[k] ? ordered::parse(row[k], nullptr, false) : ordered(row[k]);
     rows.push_back(std::move(o));
   }
-  return ordered{{"rows", std::move(rows)}}.dump();
+  return ordered{{"rows", std::move(rows)}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 EmbeddingsRequest parse_embeddings_request(const std::string& body, const RowLimits& limits) {

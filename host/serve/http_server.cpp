@@ -26,7 +26,8 @@ namespace et::host::serve {
 std::string error_json(int status, const std::string& message, const std::string& field) {
   nlohmann::json e = {{"code", status}, {"message", message}};
   if (!field.empty()) e["field"] = field;
-  return nlohmann::json{{"error", e}}.dump();
+  // Messages may quote what a client sent: invalid UTF-8 is replaced, never an exception.
+  return nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 const char* status_reason(int status) {
@@ -75,7 +76,8 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(srv_.limits.max_header_bytes));
     parser_->body_limit(static_cast<std::uint64_t>(srv_.limits.max_body_bytes));
-    stream_.expires_after(seconds(srv_.limits.header_timeout_s));
+    stream_.expires_never();
+    arm(srv_.limits.header_timeout_s);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
   }
@@ -111,12 +113,27 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_body() {
-    stream_.expires_after(seconds(srv_.limits.read_timeout_s));
+    arm(srv_.limits.read_timeout_s);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::on_body, shared_from_this()));
   }
 
+  // Reads are bounded by our own timer (not the stream's expiry, which closes the socket): a timed-out
+  // request can still be answered 408.
+  void arm(double secs) {
+    timed_out_ = false;
+    timer_.expires_after(seconds(secs));
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
+  }
+
   void fail_read(beast::error_code ec) {
+    timer_.cancel();
+    if (timed_out_) ec = beast::error::timeout;
     if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
         ec == net::error::operation_aborted)
       return close();
@@ -141,7 +158,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_body(beast::error_code ec, std::size_t) {
     if (ec) return fail_read(ec);
-    stream_.expires_never();
+    timer_.cancel();
     auto req = parser_->release();
     keep_alive_ = req.keep_alive();
     HttpRequest r;
@@ -221,6 +238,7 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->keep_alive(keep_alive_ && !res.close && !srv_.draining.load());
     msg->prepare_payload();
     auto self = shared_from_this();
+    stream_.expires_after(seconds(srv_.limits.read_timeout_s));  // a client that does not read is cut off
     http::async_write(stream_, *msg, [self, msg](beast::error_code ec, std::size_t) {
       if (ec || !msg->keep_alive()) return self->close();
       self->read_header();
@@ -228,12 +246,15 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void close() {
+    timer_.cancel();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.socket().close(ignored);
   }
 
   beast::tcp_stream stream_;
+  net::steady_timer timer_{stream_.get_executor()};
+  bool timed_out_ = false;
   HttpServer::Impl& srv_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
