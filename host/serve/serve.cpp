@@ -10,6 +10,7 @@
 #include "api.h"
 #include "batcher.h"
 #include "cpu/cpu_info.h"
+#include "ethost/app/predict_driver.h"
 #include "ethost/error.h"
 #include "ethost/log.h"
 #include "ethost/text/tokenizer.h"
@@ -199,7 +200,8 @@ class Service {
       }
       rows.push_back(std::move(o));
     }
-    return json_response(200, json{{"rows", std::move(rows)}}.dump());
+    return json_response(
+        200, json{{"rows", std::move(rows)}}.dump(-1, ' ', false, json::error_handler_t::replace));
   }
 
   std::string info() const {
@@ -248,7 +250,11 @@ class Service {
 void run_serve(Predictor& predictor, const ConfigView& root, const AppInfo& info) {
   auto lg = log::get("serve");
   ServeOptions o = ServeOptions::from_config(root);
+  if (o.precision == "bf16" && root.get_string("predict.quantize", "none") == "int8")
+    throw ConfigError("serve.precision = \"bf16\" and predict.quantize = \"int8\" exclude each other",
+                      root.where("serve.precision"), "pick one");
   predictor.prepare_predict();
+  app::require_quantize_honoured(root);
   Metrics metrics;
   BatchOptions bo;
   bo.batching = o.batching;

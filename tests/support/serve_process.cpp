@@ -28,7 +28,8 @@ ServeProcess::ServeProcess(std::vector<std::string> args, std::string log_file, 
       port_ = std::stoi(m[1]);
       return;
     }
-    if (wait_child_for(pid_, 0.05) != -1) {  // exited before listening
+    if (int st = wait_child_for(pid_, 0.05); st != -1) {  // exited before listening
+      exit_status_ = st;
       pid_ = -1;
       return;
     }
@@ -60,9 +61,12 @@ int ServeProcess::terminate(double timeout_s) {
 }
 
 int ServeProcess::wait_exit(double timeout_s) {
-  if (pid_ <= 0) return -1;
+  if (pid_ <= 0) return exit_status_;
   int status = wait_child_for(pid_, timeout_s);
-  if (status != -1) pid_ = -1;
+  if (status != -1) {
+    pid_ = -1;
+    exit_status_ = status;
+  }
   return status;
 }
 

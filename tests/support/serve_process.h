@@ -23,12 +23,14 @@ class ServeProcess {
   bool wait_log(const std::string& text, double timeout_s) const;
   // Sends SIGTERM and waits up to timeout_s: the exit status (-1 still running).
   int terminate(double timeout_s = 60);
-  // Waits up to timeout_s for the child to exit (after a signal sent elsewhere): its status, or -1.
+  // Waits up to timeout_s for the child to exit (after a signal sent elsewhere): its status, or -1. A child
+  // that exited before listening answers its status at once.
   int wait_exit(double timeout_s);
 
  private:
   int pid_ = -1;
   int port_ = 0;
+  int exit_status_ = -1;
   std::string log_file_;
 };
 

@@ -3,6 +3,7 @@
 #include "ethost/app/predict_driver.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "ethost/data/dataset.h"
 #include "ethost/error.h"
 #include "ethost/log.h"
+#include "ethost/nn/quantize.h"
 #include "ethost/services.h"
 #include "predict_sinks.h"
 
@@ -48,6 +50,11 @@ const std::vector<ConfigKeySpec>& predictor_config_specs() {
       service_key("predict.header", "bool", "false", "write a header line with the column names"),
       service_key("predict.chunk_rows", "int", "8192",
                   "rows read, encoded and predicted at a time (inputs are streamed)", 1.0),
+      service_key(
+          "predict.quantize", "string", "\"none\"",
+          "int8: dynamic int8 quantization of the encoder's Linear layers (onednn engine) for predict "
+          "and serve; outputs differ from fp32 in the 2nd-3rd digit (docs/serving.md)",
+          {}, {}, {"none", "int8"}),
       // --mode serve (the host's HTTP server drives the same Predictor; docs/serving.md)
       service_key("serve.host", "string", "\"127.0.0.1\"",
                   "address the server binds (0.0.0.0: every interface)"),
@@ -92,6 +99,12 @@ const std::vector<ConfigKeySpec>& predictor_config_specs() {
                   "output column /v1/embeddings answers with (apps that offer one, e.g. vectorization)"),
   };
   return specs;
+}
+
+void require_quantize_honoured(const ConfigView& root) {
+  if (root.get_string("predict.quantize", "none") == "int8" && nn::int8_quantized_layers() == 0)
+    throw ConfigError("predict.quantize = \"int8\": this app's predictor has no quantizable encoder",
+                      root.where("predict.quantize"), "use predict.quantize = \"none\"");
 }
 
 std::vector<std::string> input_tables(const ConfigView& c) {
@@ -141,7 +154,10 @@ PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
     log.info("predict runs on rank 0 only");
     return s;
   }
+  const auto t_load = std::chrono::steady_clock::now();
   p.prepare_predict();
+  require_quantize_honoured(root);
+  const auto t_start = std::chrono::steady_clock::now();
   auto reader = ctx.create<Reader>(o.reader, root.sub("data"));
   reader->open(o.tables);
   auto cols = reader->columns();
@@ -182,6 +198,10 @@ PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
       });
   sink->finish();
   fs::rename(tmp, o.outputs);
+  const auto t_end = std::chrono::steady_clock::now();
+  const double secs = std::chrono::duration<double>(t_end - t_start).count();
+  log.info("predict: ", s.rows_written, " rows in ", secs, " s (", secs > 0 ? s.rows_written / secs : 0.0,
+           " rows/s; model prepared in ", std::chrono::duration<double>(t_start - t_load).count(), " s)");
   s.bad_rows = reader->bad_rows().count();
   std::string bad = reader->bad_rows().summary();
   if (!bad.empty()) log.warn("predict: ", bad);

@@ -13,6 +13,7 @@
 #include "ethost/data/batcher.h"
 #include "ethost/error.h"
 #include "ethost/io/state_dict.h"
+#include "ethost/nn/quantize.h"
 #include "ethost/services.h"
 
 namespace fs = std::filesystem;
@@ -297,6 +298,10 @@ struct SupervisedApp::Impl final : public Predictor {
     saved_labels(dir);
     make_model(dir);
     model->module().eval();
+    if (root.get_string("predict.quantize", "none") == "int8") {
+      int64_t n = nn::quantize_encoder_int8(model->module());
+      log.info("int8: ", n, " encoder Linear layers quantized (dynamic, onednn)");
+    }
   }
   std::vector<std::string> input_columns() const override { return app.input_columns(); }
   std::vector<OutputColumn> output_columns() const override { return app.output_columns(); }

@@ -8,6 +8,7 @@
 
 #include "ethost/nn/dropout.h"
 #include "ethost/nn/fused_ops.h"
+#include "ethost/nn/quantize.h"
 
 namespace et::nn {
 
@@ -32,12 +33,18 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
                                       at::Tensor* probs_out) {
   const int64_t B = hidden.size(0), T = hidden.size(1);
   auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
+  // int8 inference (nn::quantize_encoder_int8): the projections through their packed int8 weights.
+  auto project = [&](torch::nn::Linear& lin) {
+    at::Tensor y = int8_linear(*lin, hidden);
+    if (y.defined()) return y;
+    return fused ? fused::linear(hidden, lin->weight, lin->bias) : lin->forward(hidden);
+  };
   if (fused && !probs_out) {
     // Fused kernels where they apply (float/double CPU, key mask); each step falls back to ATen on its own,
     // so nothing is computed twice (under bf16 autocast the projections are bf16 and the ATen steps run).
-    auto q = split(fused::linear(hidden, query->weight, query->bias));
-    auto k = split(fused::linear(hidden, key->weight, key->bias));
-    auto v = split(fused::linear(hidden, value->weight, value->bias));
+    auto q = split(project(query));
+    auto k = split(project(key));
+    auto v = split(project(value));
     at::Tensor scores = fused::attention_matmul(q, k.transpose(-1, -2), false);
     if (!scores.defined()) scores = torch::matmul(q, k.transpose(-1, -2));
     const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
@@ -52,9 +59,9 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor
     if (!ctx.defined()) ctx = torch::matmul(probs, v);
     return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
   }
-  auto q = split(query(hidden));
-  auto k = split(key(hidden));
-  auto v = split(value(hidden));
+  auto q = split(project(query));
+  auto k = split(project(key));
+  auto v = split(project(value));
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
   if (ext_mask.defined()) scores = scores + ext_mask;
   auto probs = torch::softmax(scores, -1);
@@ -73,13 +80,15 @@ ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_fe
 }
 
 at::Tensor ResidualOutputImpl::forward(const at::Tensor& hidden, const at::Tensor& residual) {
+  at::Tensor q8 = int8_linear(*dense, hidden);
   if (fused) {
-    at::Tensor x = fused::linear(hidden, dense->weight, dense->bias);
+    at::Tensor x = q8.defined() ? q8 : fused::linear(hidden, dense->weight, dense->bias);
     at::Tensor y = fused::add_layer_norm(x, residual, LayerNorm->weight, LayerNorm->bias,
                                          LayerNorm->options.eps(), dropout->options.p(), is_training());
     return y.defined() ? y : LayerNorm(nn::dropout(x, dropout->options.p(), is_training(), true) + residual);
   }
-  return LayerNorm(nn::dropout(dense(hidden), dropout->options.p(), is_training(), fused) + residual);
+  return LayerNorm(
+      nn::dropout(q8.defined() ? q8 : dense(hidden), dropout->options.p(), is_training(), fused) + residual);
 }
 
 AttentionImpl::AttentionImpl(const TransformerConfig& c) {

@@ -6,6 +6,7 @@
 #include "ethost/nn/activations.h"
 #include "ethost/nn/checkpoint.h"
 #include "ethost/nn/fused_ops.h"
+#include "ethost/nn/quantize.h"
 
 namespace et::nn {
 
@@ -14,6 +15,7 @@ IntermediateImpl::IntermediateImpl(const TransformerConfig& c) : act(c.hidden_ac
 }
 
 at::Tensor IntermediateImpl::forward(const at::Tensor& hidden) {
+  if (at::Tensor q8 = int8_linear(*dense, hidden); q8.defined()) return activation(act, q8);
   if (fused && act == "gelu") {
     at::Tensor x = at::matmul(hidden, dense->weight.t());  // the bias goes into the GELU kernel
     at::Tensor y = fused::bias_gelu(x, dense->bias);

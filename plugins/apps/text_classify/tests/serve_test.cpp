@@ -253,6 +253,47 @@ TEST_SUITE("integration.serve") {
     CHECK(s.terminate() == 0);
   }
 
+  TEST_CASE("int8: served rows equal --mode predict's with predict.quantize = int8; bf16 + int8 refused") {
+    et::test::TempDir dir("tc_serve_int8");
+    auto texts = dev_texts(12);
+    std::string table;
+    for (auto& t : texts) table += t + "\n";
+    write_file(dir / "in.tsv", table);
+    auto a = base_args();
+    a.insert(a.end(), {"--mode", "predict", "--checkpoint_dir", model_dir(), "--tables", dir / "in.tsv",
+                       "--input_schema", "text:str:1", "--outputs", dir / "out.tsv", "--set",
+                       "predict.batch_size=1", "--set", "runtime.threads=2", "--set",
+                       "data.sequence_length=48", "--set", "predict.quantize=\"int8\""});
+    auto r = et::test::run_ethost(a);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::ifstream in(dir / "out.tsv");
+    std::vector<std::string> expected;
+    for (std::string line; std::getline(in, line);) expected.push_back(line);
+    REQUIRE(expected.size() == texts.size());
+    {
+      // One row per forward pass on both sides: the same activations are quantized, so the same bytes.
+      et::test::ServeProcess s(serve_args({"serve.max_batch_size=1", "predict.quantize=\"int8\""}),
+                               dir / "serve.log");
+      REQUIRE_MESSAGE(s.started(), s.log());
+      CHECK(contains(s.log(), "encoder Linear layers quantized"));
+      HttpConn c(s.port());
+      for (size_t i = 0; i < texts.size(); ++i) {
+        REQUIRE(c.send(et::test::http_bytes("POST", "/predict", rows_body({texts[i]}))));
+        auto reply = c.read_reply();
+        REQUIRE(reply.status == 200);
+        auto row = json::parse(reply.body)["rows"][0];
+        CHECK(row["predictions"].get<std::string>() + "\t" + row["probabilities"].get<std::string>() ==
+              expected[i]);
+      }
+      CHECK(s.terminate() == 0);
+    }
+    et::test::ServeProcess both(serve_args({"serve.precision=\"bf16\"", "predict.quantize=\"int8\""}),
+                                dir / "both.log");
+    CHECK_FALSE(both.started());
+    CHECK(both.wait_exit(30) == 2);
+    CHECK(contains(both.log(), "exclude each other"));
+  }
+
   TEST_CASE("health, ready, info, tokenize and metrics") {
     et::test::TempDir dir("tc_serve_info");
     et::test::ServeProcess s(serve_args(), dir / "log");

@@ -283,6 +283,66 @@ TEST_SUITE("integration.text_classify") {
     }
   }
 
+  TEST_CASE("predict.quantize = int8: logits near the HF reference's (not equal), the same labels") {
+    et::test::TempDir dir("tc_int8");
+    write_file(dir / "in.tsv",
+               "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]"
+               "叫我一声爸爸\n");
+    auto r = et::test::run_ethost({"--no-default-plugins",
+                                   "--plugin-dir",
+                                   ETHOST_PLUGIN_DIR,
+                                   "--app",
+                                   "text_classify",
+                                   "--mode",
+                                   "predict",
+                                   "--tables",
+                                   dir / "in.tsv",
+                                   "--input_schema",
+                                   "text_a:str:1,text_b:str:1",
+                                   "--first_sequence",
+                                   "text_a",
+                                   "--second_sequence",
+                                   "text_b",
+                                   "--output_schema",
+                                   "logits,predictions",
+                                   "--outputs",
+                                   dir / "out.tsv",
+                                   "--log-level",
+                                   "info",
+                                   "--set",
+                                   "predict.quantize=\"int8\"",
+                                   "--set",
+                                   "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(contains(r.err, "int8: "));
+    CHECK(contains(r.err, " encoder Linear layers quantized"));
+    auto rows = read_tsv(dir / "out.tsv");
+    REQUIRE(rows.size() == 2);
+    auto ref = et::test::read_json(ETHOST_FIXTURES_DIR "/tiny_bert/reference.json")["seq_cls"]["logits"];
+    double max_diff = 0, max_ref = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      auto logits = nlohmann::json::parse(rows[i][0]);
+      REQUIRE(logits.size() == 3);
+      for (size_t k = 0; k < 3; ++k) {
+        max_diff = std::max(max_diff, std::abs(logits[k].get<double>() - ref[i][k].get<double>()));
+        max_ref = std::max(max_ref, std::abs(ref[i][k].get<double>()));
+      }
+      CHECK(rows[i][1] == "LABEL_2");
+    }
+    INFO("max |int8 - fp32 reference| = ", max_diff, " (max |logit| ", max_ref, ")");
+    CHECK(max_diff > 1e-5);
+    CHECK(max_diff < 0.05 * max_ref + 0.01);
+
+    // An unknown value is a config error naming the key.
+    auto bad = et::test::run_ethost(
+        {"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--mode",
+         "predict", "--tables", dir / "in.tsv", "--input_schema", "text_a:str:1,text_b:str:1",
+         "--first_sequence", "text_a", "--outputs", dir / "o2.tsv", "--set", "predict.quantize=\"int4\"",
+         "--set", "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "predict.quantize"));
+  }
+
   TEST_CASE("predict: exactly the requested columns in order, one row per good input row, bad rows counted") {
     et::test::TempDir dir("tc_pred");
     write_file(dir / "run.toml", tiny_config(dir / "out"));

@@ -40,6 +40,10 @@ ET_API PredictSummary run_predict(Context& ctx, Predictor& predictor, const Conf
 // data.tables, checked to name at least one file (et::ConfigError otherwise).
 ET_API std::vector<std::string> input_tables(const ConfigView& root);
 
+// After prepare_predict: predict.quantize = "int8" must have quantized something (else the app's predictor
+// does not support it: et::ConfigError naming the key, never a silent fp32 run).
+ET_API void require_quantize_honoured(const ConfigView& root);
+
 // The predict.* keys, and the serve.* keys of the host's `--mode serve`, as config specs.
 ET_API const std::vector<ConfigKeySpec>& predictor_config_specs();
 
