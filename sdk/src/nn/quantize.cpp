@@ -54,6 +54,19 @@ c10::intrusive_ptr<LinearPackedParamsBase> pack(const at::Tensor& weight, const 
 // scales repeat and oneDNN's primitive cache answers; the quantization step grows by at most 19%.
 constexpr int64_t kRowBucket = 16;
 
+// Padded row count for M rows plus the range row: a multiple of 16 up to 256, then of 1/16 of the power of two
+// below (at most 6.25% padding), so a batcher's many row counts map to few shapes.
+int64_t padded_rows(int64_t M) {
+  const int64_t n = M + 1;
+  int64_t step = kRowBucket;
+  if (n > 256) {
+    int64_t p = 256;
+    while (p * 2 <= n) p *= 2;
+    step = p / 16;
+  }
+  return (n + step - 1) / step * step;
+}
+
 double snap_up(double v) {
   if (v <= 0) return 0;
   return std::exp2(std::ceil(4.0 * std::log2(v)) / 4.0);
@@ -65,7 +78,7 @@ void widen_primitive_cache() {
   auto set = reinterpret_cast<SetCap>(dlsym(RTLD_DEFAULT, "dnnl_set_primitive_cache_capacity"));
   auto get = reinterpret_cast<GetCap>(dlsym(RTLD_DEFAULT, "dnnl_get_primitive_cache_capacity"));
   int cap = 0;
-  if (set && get && get(&cap) == 0 && cap < 8192) set(8192);
+  if (set && get && get(&cap) == 0 && cap < 4096) set(4096);
 }
 
 }  // namespace
@@ -108,7 +121,7 @@ at::Tensor int8_linear(const torch::nn::LinearImpl& m, const at::Tensor& x) {
   at::Tensor x2 = x.reshape({-1, K});
   const int64_t M = x2.size(0);
   if (M == 0 || K < 2) return params->apply_dynamic(x.contiguous(), /*reduce_range=*/true);
-  const int64_t Mb = (M + 1 + kRowBucket - 1) / kRowBucket * kRowBucket;
+  const int64_t Mb = padded_rows(M);
   auto mm = at::aminmax(x2);
   const double lo = -snap_up(-std::get<0>(mm).item<double>()), hi = snap_up(std::get<1>(mm).item<double>());
   at::Tensor xp = at::zeros({Mb, K}, x2.options());
