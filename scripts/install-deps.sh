@@ -11,7 +11,7 @@ PKGS=(
   libfaiss-dev
   python3-torch python3-jieba iproute2 binutils file
 )
-if [ "${ETHOST_WITH_BENCH_DEPS:-0}" = 1 ]; then PKGS+=(libjemalloc2); fi
+if [ "${ETHOST_WITH_BENCH_DEPS:-0}" = 1 ]; then PKGS+=(libjemalloc2 wrk); fi
 
 missing=()
 for p in "${PKGS[@]}"; do
