@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ethost/error.h"
+#include "ethost/log.h"
 #include "ethost/nn/encoder.h"
 
 namespace et::nn {
@@ -54,8 +55,8 @@ c10::intrusive_ptr<LinearPackedParamsBase> pack(const at::Tensor& weight, const 
 // scales repeat and oneDNN's primitive cache answers; the quantization step grows by at most 19%.
 constexpr int64_t kRowBucket = 16;
 
-// Padded row count for M rows plus the range row: a multiple of 16 up to 256, then of 1/16 of the power of two
-// below (at most 6.25% padding), so a batcher's many row counts map to few shapes.
+// Padded row count for M rows plus the range row: a multiple of 16 up to 256, then of 1/16 of the power of
+// two below (at most 6.25% padding), so a batcher's many row counts map to few shapes.
 int64_t padded_rows(int64_t M) {
   const int64_t n = M + 1;
   int64_t step = kRowBucket;
@@ -91,12 +92,13 @@ int64_t quantize_encoder_int8(torch::nn::Module& model) {
   at::globalContext().setQEngine(at::QEngine::ONEDNN);
   widen_primitive_cache();
   torch::NoGradGuard no_grad;
-  int64_t n = 0;
+  int64_t n = 0, hidden = std::numeric_limits<int64_t>::max();
   for (const auto& m : model.modules(/*include_self=*/true)) {
     if (!dynamic_cast<EncoderImpl*>(m.get())) continue;
     for (const auto& sub : m->modules(false)) {
       auto* lin = dynamic_cast<torch::nn::LinearImpl*>(sub.get());
       if (!lin || !lin->bias.defined()) continue;
+      hidden = std::min(hidden, lin->weight.size(1));  // in_features: hidden, or intermediate
       Packed p{lin->weight, pack(lin->weight, lin->bias)};
       std::lock_guard<std::mutex> lock(g_mu);
       g_packed[lin->weight.unsafeGetTensorImpl()] = std::move(p);
@@ -104,6 +106,11 @@ int64_t quantize_encoder_int8(torch::nn::Module& model) {
     }
   }
   g_count += n;
+  if (n > 0 && hidden < 512)
+    log::get("nn").warn(
+        "int8: this encoder is small (hidden ", hidden,
+        " < 512): its per-call quantization overheads outweigh the int8 GEMMs and it will likely run "
+        "slower than fp32 (docs/serving.md measures 0.29x on a 128-wide model)");
   return n;
 }
 
