@@ -9,7 +9,7 @@ PKGS=(
   libtbb-dev libtomlplusplus-dev libspdlog-dev libfmt-dev doctest-dev
   nlohmann-json3-dev libutf8proc-dev libstb-dev
   libfaiss-dev
-  python3-torch python3-jieba iproute2 binutils file
+  python3-torch python3-torchvision python3-jieba iproute2 binutils file
 )
 if [ "${ETHOST_WITH_BENCH_DEPS:-0}" = 1 ]; then PKGS+=(libjemalloc2 wrk); fi
 
