@@ -516,14 +516,20 @@ std::map<std::string, double> FashionBertApp::retrieval_metrics(const PairSet& s
 }
 
 // ------------------------------------------------------------------------------------------------- evaluate
-void FashionBertApp::run_evaluate() {
-  std::string dir = saved_model_dir();
+// The saved model (with its image settings and tokenizer) in eval mode, and the pairs of the first table.
+PairSet FashionBertApp::open_saved_model(std::string& dir) {
+  dir = saved_model_dir();
   read_saved_image_settings(dir);
   setup_tokenizer(dir);
   auto tables = app::input_tables(root_);
   make_model(dir);
   model_->module().eval();
-  PairSet s = load_pairs(tables[0], o_.eval_split);
+  return load_pairs(tables[0], o_.eval_split);
+}
+
+void FashionBertApp::run_evaluate() {
+  std::string dir;
+  PairSet s = open_saved_model(dir);
   auto m = retrieval_metrics(s);
   std::string out = !o_.eval_results_file.empty() ? o_.eval_results_file
                     : !o_.checkpoint_dir.empty()  ? o_.checkpoint_dir + "/eval_results.json"
@@ -555,13 +561,9 @@ void FashionBertApp::run_evaluate() {
 
 // ------------------------------------------------------------------------------------------------- predict
 void FashionBertApp::run_predict() {
-  std::string dir = saved_model_dir();
-  read_saved_image_settings(dir);
-  setup_tokenizer(dir);
+  std::string dir;
+  PairSet s = open_saved_model(dir);
   auto tables = app::input_tables(root_);
-  make_model(dir);
-  model_->module().eval();
-  PairSet s = load_pairs(tables[0], o_.eval_split);
   std::string outputs = root_.get_string("predict.outputs");
   if (outputs.empty()) outputs = (o_.checkpoint_dir.empty() ? dir : o_.checkpoint_dir) + "/predictions.tsv";
   auto schema = root_.get_string_list("predict.output_schema");

@@ -84,6 +84,7 @@ class FashionBertApp final : public App, public train::TrainTask {
   void setup_tokenizer(const std::string& model_dir);
   void make_model(const std::string& model_dir);
   std::string saved_model_dir() const;
+  PairSet open_saved_model(std::string& dir);
   void read_saved_image_settings(const std::string& dir);
   std::string cache_dir() const;
 

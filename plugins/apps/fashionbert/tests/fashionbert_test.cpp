@@ -85,7 +85,6 @@ bool appears_within(const std::string& path, double seconds) {
   return false;
 }
 
-
 TEST_SUITE("integration.fashionbert") {
   TEST_CASE("--list shows app/fashionbert and model/fashionbert side by side") {
     auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--list"});

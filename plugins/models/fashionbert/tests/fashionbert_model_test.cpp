@@ -53,7 +53,6 @@ std::unique_ptr<et::Model> load(const std::string& dir, const std::string& extra
   return m;
 }
 
-
 TEST_SUITE("plugin.fashionbert") {
   TEST_CASE("the text side from an HF BERT checkpoint: with the patches hidden, HF's states and MLM logits") {
     auto m = load(kTinyBert);
