@@ -201,6 +201,15 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+bool file_appears_within(const std::string& path, double seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (std::filesystem::exists(path)) return true;
+    ::usleep(5000);
+  }
+  return std::filesystem::exists(path);
+}
+
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

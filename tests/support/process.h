@@ -48,6 +48,8 @@ class TempDir {
 void write_file(const std::string& path, const std::string& content);
 std::string read_file(const std::string& path);
 bool contains(const std::string& haystack, const std::string& needle);
+// Polls (every 5 ms) until path exists; false after `seconds` without it. For files another process writes.
+bool file_appears_within(const std::string& path, double seconds);
 int count_lines(const std::string& text);
 
 }  // namespace et::test

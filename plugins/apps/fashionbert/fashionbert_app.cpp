@@ -80,6 +80,7 @@ FashionBertOptions FashionBertOptions::from_config(const ConfigView& c) {
                      c.get_double("loss.mpm_weight")};
   o.num_negatives = c.get_int("eval.num_negatives");
   o.max_queries = c.get_int("eval.max_queries");
+  o.max_queries_in_training = c.get_int("eval.max_queries_in_training");
   o.eval_batch_size = c.get_int("eval.batch_size");
   o.eval_seed = c.get_int("eval.seed");
   o.negative_policy = c.get_string("eval.negatives");
@@ -389,7 +390,7 @@ train::LossTerms FashionBertApp::loss(const TensorMap& out, const data::Batch& b
 
 std::map<std::string, double> FashionBertApp::evaluate() {
   if (!dev_) return {};
-  return retrieval_metrics(*dev_);
+  return retrieval_metrics(*dev_, o_.max_queries_in_training);
 }
 
 void FashionBertApp::save_model(const std::string& dir) {
@@ -451,14 +452,14 @@ std::vector<float> FashionBertApp::score_pairs(const PairSet& s,
   return scores;
 }
 
-std::map<std::string, double> FashionBertApp::retrieval_metrics(const PairSet& s) {
+std::map<std::string, double> FashionBertApp::retrieval_metrics(const PairSet& s, int64_t max_queries) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> queries(static_cast<size_t>(s.size()));
   std::iota(queries.begin(), queries.end(), 0);
-  if (o_.max_queries > 0 && o_.max_queries < s.size()) {
+  if (max_queries > 0 && max_queries < s.size()) {
     std::mt19937_64 rng(static_cast<uint64_t>(o_.eval_seed));
     std::shuffle(queries.begin(), queries.end(), rng);
-    queries.resize(size_t(o_.max_queries));
+    queries.resize(size_t(max_queries));
     std::sort(queries.begin(), queries.end());
   }
   NegativeDraw d = draw_negatives(s.sub, s.master, queries, o_.num_negatives, o_.negative_policy,
@@ -530,7 +531,7 @@ PairSet FashionBertApp::open_saved_model(std::string& dir) {
 void FashionBertApp::run_evaluate() {
   std::string dir;
   PairSet s = open_saved_model(dir);
-  auto m = retrieval_metrics(s);
+  auto m = retrieval_metrics(s, o_.max_queries);
   std::string out = !o_.eval_results_file.empty() ? o_.eval_results_file
                     : !o_.checkpoint_dir.empty()  ? o_.checkpoint_dir + "/eval_results.json"
                                                   : dir + "/eval_results.json";

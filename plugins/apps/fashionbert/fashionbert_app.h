@@ -36,7 +36,8 @@ struct FashionBertOptions {
   double mpm_probability = 0.1;
   std::string weighting = "adaptive";
   std::array<double, 3> fixed_weights{1.0, 1.0, 1.0};  // mlm, itm, mpm
-  int64_t num_negatives = 100, max_queries = 0, eval_batch_size = 128, eval_seed = 42;
+  int64_t num_negatives = 100, max_queries = 0, max_queries_in_training = 100, eval_batch_size = 128,
+          eval_seed = 42;
   std::string negative_policy = "category", ablation = "none", eval_results_file;
   std::string retrieval = "none";
   int64_t top_k = 10;
@@ -75,7 +76,7 @@ class FashionBertApp final : public App, public train::TrainTask {
   // With `logits`, the ITM logits [match, no match] of each pair are appended to it.
   std::vector<float> score_pairs(const PairSet& s, const std::vector<std::pair<int64_t, int64_t>>& pairs,
                                  std::vector<float>* logits = nullptr);
-  std::map<std::string, double> retrieval_metrics(const PairSet& s);
+  std::map<std::string, double> retrieval_metrics(const PairSet& s, int64_t max_queries);
 
  private:
   void train();

@@ -7,12 +7,10 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "process.h"
 #include "tensor_json.h"
@@ -76,15 +74,6 @@ std::vector<std::string> args(const std::string& cfg, std::vector<std::string> e
   return a;
 }
 
-bool appears_within(const std::string& path, double seconds) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (fs::exists(path)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
-}
-
 TEST_SUITE("integration.fashionbert") {
   TEST_CASE("--list shows app/fashionbert and model/fashionbert side by side") {
     auto r = et::test::run_ethost({"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--list"});
@@ -97,7 +86,9 @@ TEST_SUITE("integration.fashionbert") {
     et::test::TempDir dir("fb_e2e");
     const std::string table = table_with_bad_images(dir);
     write_file(dir / "c.toml", config(dir, table));
-    auto r = et::test::run_ethost(args(dir / "c.toml"));
+    // The evaluations during training use a smaller sample (eval.max_queries_in_training) than --mode
+    // evaluate (eval.max_queries, 0: every item).
+    auto r = et::test::run_ethost(args(dir / "c.toml", {"--set", "eval.max_queries_in_training=5"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(contains(r.err, "4 bad image(s) skipped"));
@@ -106,8 +97,15 @@ TEST_SUITE("integration.fashionbert") {
     CHECK(contains(r.err, "features: extracted 52 images"));
     CHECK(contains(r.err, "32 pairs"));  // train split: 32 good rows (the 4 bad ones skipped)
     nlohmann::json last;
-    for (auto& j : et::test::read_jsonl(dir / "m/metrics.jsonl"))
+    int evals = 0;
+    for (auto& j : et::test::read_jsonl(dir / "m/metrics.jsonl")) {
       if (j.value("event", "") == "train") last = j;
+      if (j.value("event", "") == "eval") {
+        ++evals;
+        CHECK(j["queries"] == 5);
+      }
+    }
+    CHECK(evals > 0);
     for (const char* k : {"mlm_loss", "itm_loss", "mpm_loss", "w_mlm", "w_itm", "w_mpm", "itm_accuracy"}) {
       CAPTURE(k);
       REQUIRE(last.contains(k));
@@ -191,7 +189,7 @@ TEST_SUITE("integration.fashionbert") {
     std::vector<std::string> argv{ETHOST_EXE};
     for (auto& x : args(dir / "b.toml")) argv.push_back(x);
     int pid = et::test::spawn_background(argv, dir / "b.log", {{"ETHOST_PLUGIN_PATH", ""}});
-    bool seen = appears_within(dir / "b/checkpoint-4/train_state/trainer_state.json", 120);
+    bool seen = et::test::file_appears_within(dir / "b/checkpoint-4/train_state/trainer_state.json", 120);
     kill(pid, SIGKILL);
     int status = et::test::wait_child(pid);
     REQUIRE(seen);

@@ -8,13 +8,11 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "process.h"
 #include "test_paths.h"
@@ -55,15 +53,6 @@ std::vector<nlohmann::json> events(const std::string& metrics, const std::string
   for (auto& j : et::test::read_jsonl(metrics))
     if (j.value("event", "") == kind) out.push_back(j);
   return out;
-}
-
-bool appears_within(const std::string& path, double seconds) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (fs::exists(path)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
 }
 
 }  // namespace
@@ -196,7 +185,7 @@ TEST_SUITE("integration.pretrain") {
     std::vector<std::string> argv{ETHOST_EXE};
     for (auto& a : args(dir / "b.toml", sets)) argv.push_back(a);
     int pid = et::test::spawn_background(argv, dir / "b.log", {{"ETHOST_PLUGIN_PATH", ""}});
-    bool seen = appears_within(dir / "b/checkpoint-12/train_state/trainer_state.json", 120);
+    bool seen = et::test::file_appears_within(dir / "b/checkpoint-12/train_state/trainer_state.json", 120);
     kill(pid, SIGKILL);
     int status = et::test::wait_child(pid);
     REQUIRE(seen);
