@@ -1,5 +1,5 @@
-// evaluation.cpp: the observer that evaluates — every eval_steps, at each epoch end and at the end — keeps
-// the best model (saved to checkpoint_dir) and agrees on it across ranks.
+// evaluation.cpp: the observer that evaluates — every eval_steps, at each epoch end (eval_each_epoch) and at
+// the end — keeps the best model (saved to checkpoint_dir) and agrees on it across ranks.
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -21,7 +21,7 @@ class Evaluation final : public LoopObserver {
   void after_step(Loop& L, const StepEvent& ev) override {
     const int64_t step = L.st.global_step;
     if (ev.stepped && L.o.eval_steps > 0 && step % L.o.eval_steps == 0) evaluate(L);
-    if (ev.epoch_end && L.last_eval_step != step) evaluate(L);
+    if (ev.epoch_end && L.o.eval_each_epoch && L.last_eval_step != step) evaluate(L);
   }
 
   void on_end(Loop& L, bool interrupted) override {

@@ -43,7 +43,8 @@ const std::vector<Field>& fields() {
        "write a resumable checkpoint every N steps (0: at each epoch end)", 0.0},
       {"keep_checkpoint_max", &O::keep_checkpoint_max, I(2),
        "resumable checkpoints kept (oldest removed first)", 1.0},
-      {"eval_steps", &O::eval_steps, I(0), "evaluate every N steps (0: at each epoch end)", 0.0},
+      {"eval_steps", &O::eval_steps, I(0), "evaluate every N steps (0: never by step count; see eval_each_epoch)",
+       0.0},
       {"metric_for_best", &O::metric_for_best, S(),
        "metric that selects the best model (empty: the app's main metric)"},
       {"greater_is_better",
@@ -95,6 +96,8 @@ const std::vector<Field>& fields() {
        "recompute every k-th encoder layer in backward (0: off, 1: all)", 0.0},
       {"offload_optimizer", &O::offload_optimizer, false,
        "keep optimizer state in host memory when training on a GPU (no-op on CPU)"},
+      {"eval_each_epoch", &O::eval_each_epoch, true,
+       "also evaluate at each epoch end (false: only every eval_steps, and once at the end)"},
   };
   return f;
 }

@@ -25,7 +25,7 @@ struct ET_API TrainerOptions {
   int64_t loss_window;
   int64_t save_checkpoint_steps;  // 0: a resumable checkpoint at each epoch end only
   int64_t keep_checkpoint_max;
-  int64_t eval_steps;           // 0: evaluate at each epoch end only
+  int64_t eval_steps;           // > 0: evaluate every N steps; epoch ends: eval_each_epoch
   std::string metric_for_best;  // empty: the app's main metric
   std::string greater_is_better;
   double max_grad_norm;
@@ -45,6 +45,7 @@ struct ET_API TrainerOptions {
   int64_t zero_stage;                // 0 (off) .. 3
   int64_t activation_checkpointing;  // forwarded by apps to their model
   bool offload_optimizer;            // no-op on CPU builds (state already in host memory)
+  bool eval_each_epoch;              // also evaluate at each epoch end (EasyNLP's habit); false: eval_steps only
 
   TrainerOptions();
   // Reads the [train] section (absent keys keep their defaults); train.checkpoint_dir must be set.
