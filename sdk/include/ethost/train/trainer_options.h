@@ -45,7 +45,7 @@ struct ET_API TrainerOptions {
   int64_t zero_stage;                // 0 (off) .. 3
   int64_t activation_checkpointing;  // forwarded by apps to their model
   bool offload_optimizer;            // no-op on CPU builds (state already in host memory)
-  bool eval_each_epoch;              // also evaluate at each epoch end (EasyNLP's habit); false: eval_steps only
+  bool eval_each_epoch;              // also evaluate at each epoch end (false: eval_steps only)
 
   TrainerOptions();
   // Reads the [train] section (absent keys keep their defaults); train.checkpoint_dir must be set.
