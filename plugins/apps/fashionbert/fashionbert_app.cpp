@@ -3,6 +3,7 @@
 // weights, retrieval evaluation in both directions, and prediction.
 #include "fashionbert_app.h"
 
+#include <ethost/app/model_files.h>
 #include <ethost/app/predict_driver.h>
 #include <ethost/error.h>
 #include <ethost/io/state_dict.h>
@@ -122,26 +123,8 @@ std::string FashionBertApp::cache_dir() const {
 }
 
 void FashionBertApp::setup_tokenizer(const std::string& model_dir) {
-  text::Tokenizer t = [&] {
-    if (!model_dir.empty()) {
-      if (!fs::exists(model_dir + "/vocab.txt"))
-        throw DataError("model directory has no vocab.txt", model_dir,
-                        "a BERT checkpoint directory needs its vocab.txt");
-      return text::Tokenizer::from_model_dir(model_dir);
-    }
-    if (o_.vocab_file.empty())
-      throw ConfigError(
-          "no vocabulary: set data.vocab_file (e.g. bert-base-uncased-vocab.txt) or "
-          "pretrain_model_name_or_path",
-          root_.where("data.vocab_file"));
-    text::TokenizerOptions to;
-    to.do_lower_case = o_.do_lower_case;
-    return text::Tokenizer::from_vocab_file(o_.vocab_file, to);
-  }();
-  text::TokenizerOptions to = t.options();
-  to.max_length = o_.text_length;
-  to.pad_to_max_length = false;
-  tok_.emplace(t.vocab(), to);
+  tok_.emplace(app::app_tokenizer(model_dir, o_.vocab_file, o_.do_lower_case, o_.text_length,
+                                  root_.where("data.vocab_file")));
   if (tok_->vocab().mask_id() < 0)
     throw DataError("the vocabulary has no [MASK] token", tok_->vocab().source(), "use a BERT vocab.txt");
   mask_vocab_ = data::mask_vocab(tok_->vocab());
@@ -159,18 +142,6 @@ void FashionBertApp::make_model(const std::string& model_dir) {
     mc.set_int("pad_token_id", tok_->vocab().pad_id(), src);
   }
   model_ = ctx_.create<Model>(o_.model_name, mc.view());
-}
-
-std::string FashionBertApp::saved_model_dir() const {
-  std::string dir = !o_.pretrained.empty() ? o_.pretrained : o_.checkpoint_dir;
-  if (dir.empty())
-    throw ConfigError(
-        "no model to use: set --checkpoint_dir (written by --mode train) or "
-        "pretrain_model_name_or_path");
-  if (!fs::exists(dir + "/config.json"))
-    throw DataError("no saved model here (config.json missing)", dir,
-                    "train first (ethost --app fashionbert --mode train), or point to a saved model");
-  return dir;
 }
 
 // A trained model's feature settings (fashionbert.json) win over the config's: its patch projection was
@@ -243,6 +214,7 @@ PairSet FashionBertApp::load_pairs(const std::string& path, const std::string& s
     throw DataError(
         "no usable image-text pairs" + (split.empty() ? std::string() : " in split '" + split + "'"), path,
         "check the table, its images and data.train_split / data.eval_split");
+  for (int64_t i = 0; i < s.size(); ++i) s.by_sub[s.sub[size_t(i)]].push_back(i);
   log_.info(path, split.empty() ? std::string() : " [" + split + "]", ": ", s.size(), " pairs");
   return s;
 }
@@ -251,9 +223,6 @@ PairSet FashionBertApp::load_pairs(const std::string& path, const std::string& s
 data::Batch FashionBertApp::training_batch(const PairSet& s, const std::vector<int64_t>& pos,
                                            int64_t epoch) const {
   const int64_t B = static_cast<int64_t>(pos.size()), P = o_.enc.image.num_patches();
-  std::unordered_map<std::string, std::vector<int64_t>> by_sub;  // built per batch: cheap for these sizes
-  if (o_.same_subcategory_rate > 0)
-    for (int64_t i = 0; i < s.size(); ++i) by_sub[s.sub[size_t(i)]].push_back(i);
   std::vector<std::vector<int64_t>> ids(static_cast<size_t>(B)), labels(static_cast<size_t>(B));
   std::vector<int64_t> itm(static_cast<size_t>(B)), image_rows(static_cast<size_t>(B));
   at::Tensor mpm = torch::zeros({B, P}, torch::kLong), mpm_targets = torch::zeros({B, P}, torch::kLong);
@@ -266,8 +235,8 @@ data::Batch FashionBertApp::training_batch(const PairSet& s, const std::vector<i
     image_rows[size_t(b)] = s.rows[size_t(i)];
     int64_t text = i;
     if (s.size() > 1 && u(rng) < o_.negative_rate) {
-      const auto& group = by_sub[s.sub[size_t(i)]];
-      if (group.size() > 1 && u(rng) < o_.same_subcategory_rate) {
+      const auto& group = s.by_sub.at(s.sub[size_t(i)]);
+      if (o_.same_subcategory_rate > 0 && group.size() > 1 && u(rng) < o_.same_subcategory_rate) {
         std::uniform_int_distribution<size_t> pick(0, group.size() - 2);
         size_t k = pick(rng);
         text = group[k] == i ? group.back() : group[k];  // any other item of the group
@@ -519,7 +488,7 @@ std::map<std::string, double> FashionBertApp::retrieval_metrics(const PairSet& s
 // ------------------------------------------------------------------------------------------------- evaluate
 // The saved model (with its image settings and tokenizer) in eval mode, and the pairs of the first table.
 PairSet FashionBertApp::open_saved_model(std::string& dir) {
-  dir = saved_model_dir();
+  dir = app::saved_model_dir(o_.pretrained, o_.checkpoint_dir);
   read_saved_image_settings(dir);
   setup_tokenizer(dir);
   auto tables = app::input_tables(root_);

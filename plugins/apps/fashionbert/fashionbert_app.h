@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "features.h"
@@ -54,6 +55,7 @@ struct PairSet {
   std::vector<std::vector<int64_t>> ids;    // per used row: title token ids ([CLS] ... [SEP])
   std::vector<std::vector<int32_t>> words;  // per used row: whole-word ids for MLM
   std::vector<std::string> sub, master;     // per used row
+  std::unordered_map<std::string, std::vector<int64_t>> by_sub;  // subCategory -> its items, in order
   int64_t size() const { return static_cast<int64_t>(rows.size()); }
 };
 
@@ -84,7 +86,6 @@ class FashionBertApp final : public App, public train::TrainTask {
   void run_predict();
   void setup_tokenizer(const std::string& model_dir);
   void make_model(const std::string& model_dir);
-  std::string saved_model_dir() const;
   PairSet open_saved_model(std::string& dir);
   void read_saved_image_settings(const std::string& dir);
   std::string cache_dir() const;

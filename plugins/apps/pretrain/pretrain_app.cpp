@@ -2,6 +2,7 @@
 // with a unigram baseline, and fill-mask prediction.
 #include "pretrain_app.h"
 
+#include <ethost/app/model_files.h>
 #include <ethost/app/predict_driver.h>
 #include <ethost/app/text_features.h>
 #include <ethost/data/batcher.h>
@@ -102,25 +103,8 @@ void PretrainApp::run(Mode mode) {
 
 // ------------------------------------------------------------------------------------------------- set-up
 void PretrainApp::setup_tokenizer(const std::string& model_dir) {
-  text::Tokenizer t = [&] {
-    if (!model_dir.empty()) {
-      if (!fs::exists(model_dir + "/vocab.txt"))
-        throw DataError("model directory has no vocab.txt", model_dir,
-                        "a BERT checkpoint directory needs its vocab.txt");
-      return text::Tokenizer::from_model_dir(model_dir);
-    }
-    if (o_.vocab_file.empty())
-      throw ConfigError(
-          "no vocabulary: set pretrain_model_name_or_path (a model to continue) or data.vocab_file",
-          root_.where("data.vocab_file"));
-    text::TokenizerOptions to;
-    to.do_lower_case = o_.do_lower_case;
-    return text::Tokenizer::from_vocab_file(o_.vocab_file, to);
-  }();
-  text::TokenizerOptions to = t.options();
-  to.max_length = o_.sequence_length;
-  to.pad_to_max_length = false;
-  tok_.emplace(t.vocab(), to);
+  tok_.emplace(app::app_tokenizer(model_dir, o_.vocab_file, o_.do_lower_case, o_.sequence_length,
+                                  root_.where("data.vocab_file")));
   if (tok_->vocab().mask_id() < 0)
     throw DataError("the vocabulary has no [MASK] token", tok_->vocab().source(),
                     "use a BERT vocab.txt (with [PAD], [UNK], [CLS], [SEP], [MASK])");
@@ -146,18 +130,6 @@ void PretrainApp::make_model(const std::string& model_dir, bool pair_head) {
     mc.set_int("pad_token_id", tok_->vocab().pad_id(), src);
   }
   model_ = ctx_.create<Model>(o_.model_name, mc.view());
-}
-
-std::string PretrainApp::saved_model_dir() const {
-  std::string dir = !o_.pretrained.empty() ? o_.pretrained : o_.checkpoint_dir;
-  if (dir.empty())
-    throw ConfigError(
-        "no model to use: set train.checkpoint_dir (written by --mode train) or "
-        "pretrain_model_name_or_path");
-  if (!fs::exists(dir + "/config.json"))
-    throw DataError("no saved model here (config.json missing)", dir,
-                    "train first, or point to an HF checkpoint directory");
-  return dir;
 }
 
 PackOptions PretrainApp::pack_options() const {
@@ -357,7 +329,7 @@ std::map<std::string, double> PretrainApp::evaluate_files(const std::vector<std:
 }
 
 void PretrainApp::run_evaluate() {
-  std::string dir = saved_model_dir();
+  std::string dir = app::saved_model_dir(o_.pretrained, o_.checkpoint_dir);
   setup_tokenizer(dir);
   app::input_tables(root_);
   auto files = expand_tables(o_.tables);
@@ -390,7 +362,7 @@ void PretrainApp::save_model(const std::string& dir) {
 
 // ------------------------------------------------------------------------------------------------- fill-mask
 void PretrainApp::prepare_predict() {
-  std::string dir = saved_model_dir();
+  std::string dir = app::saved_model_dir(o_.pretrained, o_.checkpoint_dir);
   setup_tokenizer(dir);
   make_model(dir, false);
   model_->module().eval();

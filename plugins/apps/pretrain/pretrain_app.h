@@ -75,7 +75,6 @@ class PretrainApp final : public App, public train::TrainTask, public Predictor 
   void run_evaluate();
   void setup_tokenizer(const std::string& model_dir);
   void make_model(const std::string& model_dir, bool pair_head);
-  std::string saved_model_dir() const;
   CorpusOptions corpus_options(std::vector<std::string> files) const;
   PackOptions pack_options() const;
   const text::Segmenter* segmenter();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ethost/app/model_files.h"
 #include "ethost/app/predict_driver.h"
 #include "ethost/data/batcher.h"
 #include "ethost/error.h"
@@ -99,25 +100,8 @@ struct SupervisedApp::Impl final : public Predictor {
   // ------------------------------------------------------------------------------------------- set-up
   // The tokenizer of a model directory, or from data.vocab_file for a model trained from scratch.
   void setup_tokenizer(const std::string& model_dir) {
-    text::Tokenizer t = [&] {
-      if (!model_dir.empty()) {
-        if (!fs::exists(model_dir + "/vocab.txt"))
-          throw DataError("model directory has no vocab.txt", model_dir,
-                          "a BERT checkpoint directory needs its vocab.txt");
-        return text::Tokenizer::from_model_dir(model_dir);
-      }
-      if (o.vocab_file.empty())
-        throw ConfigError(
-            "no vocabulary: set pretrain_model_name_or_path (an HF checkpoint) or data.vocab_file",
-            root.where("data.vocab_file"));
-      text::TokenizerOptions to;
-      to.do_lower_case = o.do_lower_case;
-      return text::Tokenizer::from_vocab_file(o.vocab_file, to);
-    }();
-    text::TokenizerOptions to = t.options();
-    to.max_length = o.sequence_length;
-    to.pad_to_max_length = false;  // batches are padded dynamically
-    tok.emplace(t.vocab(), to);
+    tok.emplace(app_tokenizer(model_dir, o.vocab_file, o.do_lower_case, o.sequence_length,
+                              root.where("data.vocab_file")));
     schema = app.features();
   }
 
@@ -184,14 +168,7 @@ struct SupervisedApp::Impl final : public Predictor {
   }
 
   std::string saved_model_dir() const {
-    std::string dir = app.saved_model_dir();
-    if (dir.empty())
-      throw ConfigError(
-          "no model to use: set train.checkpoint_dir (a directory written by --mode train) or "
-          "pretrain_model_name_or_path");
-    if (!fs::exists(dir + "/config.json"))
-      throw DataError("no saved model here (config.json missing)", dir,
-                      "train first, or point to an HF checkpoint directory");
+    std::string dir = et::app::saved_model_dir(app.saved_model_dir(), "");
     // A training config names the model it started from: evaluating that one instead of the model it trained
     // is an easy mistake, so say which is used (the rule is pretrain_model_name_or_path first).
     if (dir == o.pretrained && !o.checkpoint_dir.empty() && fs::exists(o.checkpoint_dir + "/config.json") &&
