@@ -5,16 +5,20 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "distill.h"
 #include "ethost/app/model_files.h"
 #include "ethost/app/predict_driver.h"
 #include "ethost/data/batcher.h"
 #include "ethost/error.h"
 #include "ethost/io/state_dict.h"
 #include "ethost/nn/quantize.h"
+#include "ethost/nn/transformer_config.h"
 #include "ethost/services.h"
 
 namespace fs = std::filesystem;
@@ -53,7 +57,13 @@ const std::vector<ConfigKeySpec>& supervised_config_specs() {
           "eval.results_file", "string", "\"\"",
           "where evaluate mode writes its metrics as JSON (default <checkpoint_dir>/eval_results.json)"),
   };
-  return specs;
+  static const std::vector<ConfigKeySpec> all = [] {
+    auto v = specs;
+    const auto& d = distill_config_specs();
+    v.insert(v.end(), d.begin(), d.end());
+    return v;
+  }();
+  return all;
 }
 
 SupervisedOptions SupervisedOptions::from_config(const ConfigView& c) {
@@ -148,15 +158,29 @@ struct SupervisedApp::Impl final : public Predictor {
       throw DataError("the saved model has no labels (label_mapping.json / config.json id2label)", dir);
   }
 
+  // Adds what distillation reads from a row to its example (the teacher's logits); false + reason: a bad row.
+  using DecorateFn = std::function<bool(const Row&, data::Example&, std::string&)>;
+
   data::Dataset load_set(const std::vector<std::string>& files, const char* what) {
-    auto reader = open_reader(files);
-    app.bind_columns(reader->columns(), true, what);
+    return load_set(open_reader(files), files, what, true, schema, nullptr);
+  }
+  data::Dataset load_set(std::unique_ptr<Reader> reader, const std::vector<std::string>& files,
+                         const char* what, bool with_label, const data::FeatureSchema& s,
+                         const DecorateFn& decorate) {
+    app.bind_columns(reader->columns(), with_label, what);
+    if (decorate && windows)
+      throw ConfigError(
+          "app/" + name + " makes several examples of a row: distillation does not support it yet",
+          root.where("distill.enable_distillation"));
+    auto one = [&](const Row& r, std::string& why) -> std::optional<data::Example> {
+      auto ex = app.encode(r, why, with_label);
+      if (ex && decorate && !decorate(r, *ex, why)) return std::nullopt;
+      return ex;
+    };
     auto ds =
-        windows
-            ? data::build_windowed_dataset(
-                  *reader, [&](const Row& r, std::string& why) { return windows(r, why, true); }, schema)
-            : data::build_dataset(
-                  *reader, [&](const Row& r, std::string& why) { return app.encode(r, why, true); }, schema);
+        windows ? data::build_windowed_dataset(
+                      *reader, [&](const Row& r, std::string& why) { return windows(r, why, with_label); }, s)
+                : data::build_dataset(*reader, one, s);
     std::string bad = reader->bad_rows().summary();
     if (!bad.empty()) log.warn(what, " set: ", bad);
     log.info(what, " set: ", ds.size(), windows ? " windows from " : " examples from ", files.size(),
@@ -179,7 +203,9 @@ struct SupervisedApp::Impl final : public Predictor {
     return dir;
   }
 
-  void make_model(const std::string& model_dir) {
+  // The model of model_dir (empty: from scratch with the [model] sizes), its config changed by `adjust`.
+  std::unique_ptr<Model> build_model(const std::string& model_dir,
+                                     const std::function<void(Config&)>& adjust = nullptr) {
     Config mc = Config::from_view(root.sub("model"));
     const std::string src = "app/" + name;
     mc.set_string("model_dir", model_dir, src);
@@ -195,8 +221,10 @@ struct SupervisedApp::Impl final : public Predictor {
       mc.set_int("pad_token_id", tok->vocab().pad_id(), src);
     }
     app.configure_model(mc);
-    model = ctx.create<Model>(o.model_name, mc.view());
+    if (adjust) adjust(mc);
+    return ctx.create<Model>(o.model_name, mc.view());
   }
+  void make_model(const std::string& model_dir) { model = build_model(model_dir); }
 
   void print(const std::string& text) const {
     if (ctx.world().is_main() && !text.empty()) std::cout << text << std::flush;
@@ -206,11 +234,42 @@ struct SupervisedApp::Impl final : public Predictor {
   void train() {
     input_tables(root);
     std::vector<std::string> train_files{o.tables[0]}, dev_files(o.tables.begin() + 1, o.tables.end());
-    setup_tokenizer(o.pretrained);
+    const DistillOptions d = DistillOptions::from_config(root);
+    // A student built from the teacher, or one without a tokenizer of its own, reads with the teacher's.
+    std::string tok_dir = o.pretrained;
+    if (d.enabled && !d.teacher.empty() &&
+        (d.student_layers > 0 || (tok_dir.empty() && o.vocab_file.empty())))
+      tok_dir = d.teacher;
+    if (d.student_layers > 0 && !o.pretrained.empty())
+      throw ConfigError(
+          "distill.student_layers builds the student from the teacher, but pretrain_model_name_or_path "
+          "is set too",
+          root.where("distill.student_layers"),
+          "set pretrain_model_name_or_path = \"\", or distill.student_layers = 0 to fine-tune it");
+    setup_tokenizer(tok_dir);
+    if (d.teacher_in_process()) same_vocab_as_teacher(tok_dir, d.teacher);
     training_labels(train_files);
+    if (d.enabled && !d.teacher.empty() && app.has_label_set()) {
+      auto tl = read_saved_labels(d.teacher);
+      if (!tl.empty() && tl != labels.names)
+        throw ConfigError("the teacher's labels (" + Labels::from_names(tl, d.teacher).list(20) +
+                              ") are not the student's (" + labels.list(20) + ")",
+                          d.teacher, "set data.label_enumerate_values to the teacher's labels in its order");
+    }
     if (app.has_label_set())
       log.info(app.describe_task(), " with ", labels.size(), " label(s): ", labels.list(20));
-    data::Dataset train_examples = load_set(train_files, "training");
+    if (const auto* ls = schema.find("labels"); d.enabled && ls && ls->dtype == data::DType::float32)
+      throw ConfigError(
+          "distillation needs label ids (single-label classification, matching, tagging); this task's "
+          "labels are numbers (multi-label or regression)",
+          root.where("distill.enable_distillation"));
+    data::FeatureSchema train_schema = schema;
+    if (d.enabled && !d.logits_column.empty()) train_schema.tensor("teacher_logits");
+    auto reader = open_reader(train_files);
+    auto decorate = logits_decorator(d, *reader);
+    data::Dataset train_examples =
+        load_set(std::move(reader), train_files, "training", true, train_schema, decorate);
+    if (d.enabled && !d.transfer_tables.empty()) add_transfer_set(d, train_schema, train_examples);
     train_set = &train_examples;
     struct Expose {  // training_set() sees the examples while this mode runs, not after
       const data::Dataset*& slot;
@@ -220,9 +279,44 @@ struct SupervisedApp::Impl final : public Predictor {
       dev = load_set(dev_files, "evaluation");
     else
       log.warn("no evaluation table (data.tables has one file): the last model is kept, no metrics");
-    make_model(o.pretrained);
-    train::Trainer trainer(ctx, root, *model, app, train_examples);
+
+    std::unique_ptr<Model> teacher;
+    if (d.enabled && !d.teacher.empty()) {
+      teacher = build_model(d.teacher, [&](Config& mc) { distill_outputs(d, mc); });
+      teacher->module().eval();
+      for (auto& p : teacher->module().parameters()) p.set_requires_grad(false);
+    }
+    if (!d.enabled)
+      make_model(o.pretrained);
+    else
+      model = build_model(d.student_layers > 0 ? std::string() : o.pretrained, [&](Config& mc) {
+        if (d.student_layers > 0) teacher_architecture(d, mc);
+        distill_outputs(d, mc);
+      });
+    if (d.student_layers > 0) {
+      auto from =
+          init_layer_choice(d.student_init, d.student_layers, encoder_shape(teacher->module()).layers);
+      int64_t n = init_student_from_teacher(model->module(), teacher->module(), from);
+      std::string list;
+      for (auto f : from) list += (list.empty() ? "" : ", ") + std::to_string(f);
+      log.info("student: ", d.student_layers, " layer(s) initialised from teacher layer(s) ", list, " (",
+               d.student_init, ", ", n, " tensors copied)");
+    }
+    if (teacher && !d.teacher_in_process()) teacher.reset();  // it served the initialisation only
+    std::unique_ptr<DistillTask> distill;
+    if (d.enabled) {
+      distill = std::make_unique<DistillTask>(app, *model, teacher.get(), d, log);
+      log.info("distillation: ", d.type, ", temperature ", d.temperature, ", alpha ", d.alpha,
+               ", teacher logits ",
+               d.logits_column.empty() ? "computed in-process from " + d.teacher
+                                       : "read from column '" + d.logits_column + "'");
+    }
+    train::TrainTask& task = distill ? static_cast<train::TrainTask&>(*distill) : app;
+    train::Trainer trainer(ctx, root, *model, task, train_examples);
+    if (distill && teacher) trainer.add_forward_hook(*distill);
     auto result = trainer.fit();
+    if (distill) distill->remove_projections();
+    teacher.reset();
     if (!dev_files.empty()) {
       if (result.best_step >= 0) model->load(result.model_dir);  // report on the best model, the one saved
       model->module().eval();
@@ -231,6 +325,97 @@ struct SupervisedApp::Impl final : public Predictor {
       print(r.text);
     }
     print("model saved to " + fs::absolute(result.model_dir).string() + "\n");
+  }
+
+  // ------------------------------------------------------------------------------------------- distillation
+  // The teacher's logits from distill.logits_column as the example's "teacher_logits" (null: not configured).
+  DecorateFn logits_decorator(const DistillOptions& d, const Reader& reader) const {
+    if (!d.enabled || d.logits_column.empty()) return nullptr;
+    size_t col = data::column_index(reader.columns(), d.logits_column, "distill.logits_column");
+    const int64_t n = app.has_label_set() ? static_cast<int64_t>(labels.size()) : -1;
+    return [col, n, name = d.logits_column](const Row& row, data::Example& ex, std::string& why) {
+      std::string cell = row.values[col];
+      for (char& c : cell)
+        if (c == '[' || c == ']' || c == ',') c = ' ';
+      std::vector<float> v;
+      const char* p = cell.c_str();
+      char* end = nullptr;
+      for (double x = std::strtod(p, &end); end != p; x = std::strtod(p, &end)) {
+        v.push_back(static_cast<float>(x));
+        p = end;
+      }
+      while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
+      if (*p != '\0' || v.empty() || (n > 0 && static_cast<int64_t>(v.size()) != n)) {
+        why = "column '" + name + "' (distill.logits_column) must hold " +
+              (n > 0 ? std::to_string(n) : std::string("the")) + " teacher logits, got '" +
+              row.values[col].substr(0, 80) + "'";
+        return false;
+      }
+      auto len = static_cast<int64_t>(v.size());
+      ex.set("teacher_logits", data::Feature::tensor(std::move(v), {len}));
+      return true;
+    };
+  }
+
+  // distill.transfer_tables: unlabeled rows (labels -100) that train on the KD term only.
+  void add_transfer_set(const DistillOptions& d, const data::FeatureSchema& s,
+                        data::Dataset& train_examples) {
+    const auto* ls = s.find("labels");
+    if (!ls || ls->dtype != data::DType::int64 || ls->pad != data::Pad::none)
+      throw ConfigError("distill.transfer_tables needs a task with one label id per example",
+                        root.where("distill.transfer_tables"),
+                        "app/" + name + " labels differently: leave distill.transfer_tables empty");
+    Config rc = Config::from_view(root.sub("data"));
+    if (!d.transfer_input_schema.empty())
+      rc.set_string("input_schema", d.transfer_input_schema, "distill.transfer_input_schema");
+    auto reader = ctx.create<Reader>(o.reader, rc.view());
+    reader->open(d.transfer_tables);
+    auto teacher_logits = logits_decorator(d, *reader);
+    DecorateFn unlabeled = [teacher_logits](const Row& row, data::Example& ex, std::string& why) {
+      ex.set("labels", data::Feature::scalar<int64_t>(-100));
+      return !teacher_logits || teacher_logits(row, ex, why);
+    };
+    auto t = load_set(std::move(reader), d.transfer_tables, "transfer", false, s, unlabeled);
+    for (auto& e : t.examples) train_examples.examples.push_back(std::move(e));
+    log.info("training set with the transfer set: ", train_examples.size(), " examples");
+  }
+
+  // The student and the teacher return their hidden states (and attention maps) for intermediate_kd.
+  static void distill_outputs(const DistillOptions& d, Config& mc) {
+    if (!d.intermediate()) return;
+    mc.set_bool("output_hidden_states", true, "distill.type");
+    if (d.attention_weight > 0) mc.set_bool("output_attentions", true, "distill.attention_weight");
+  }
+
+  // distill.student_layers: the teacher's sizes with fewer layers.
+  static void teacher_architecture(const DistillOptions& d, Config& mc) {
+    auto a = nn::read_hf_config(d.teacher + "/config.json");
+    const std::string src = "distill.student_layers (the teacher's config.json)";
+    mc.set_string("model_type", a.model_type, src);
+    mc.set_int("hidden_size", a.hidden_size, src);
+    mc.set_int("num_hidden_layers", d.student_layers, src);
+    mc.set_int("num_attention_heads", a.num_attention_heads, src);
+    mc.set_int("intermediate_size", a.intermediate_size, src);
+    mc.set_string("hidden_act", a.hidden_act, src);
+    mc.set_int("max_position_embeddings", a.max_position_embeddings, src);
+    mc.set_int("type_vocab_size", a.type_vocab_size, src);
+    mc.set_double("layer_norm_eps", a.layer_norm_eps, src);
+  }
+
+  // An in-process teacher reads the student's token ids: both must use one vocabulary.
+  void same_vocab_as_teacher(const std::string& tok_dir, const std::string& teacher) const {
+    if (tok_dir == teacher) return;
+    const std::string mine = tok_dir.empty() ? o.vocab_file : tok_dir + "/vocab.txt";
+    auto read = [](const std::string& f) {
+      std::ifstream in(f, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    if (fs::exists(mine) && fs::exists(teacher + "/vocab.txt") && read(mine) != read(teacher + "/vocab.txt"))
+      throw ConfigError(
+          "the student's vocabulary " + mine + " is not the teacher's " + teacher + "/vocab.txt",
+          root.where("distill.teacher"),
+          "an in-process teacher reads the student's token ids: use one vocabulary (leave "
+          "data.vocab_file empty to take the teacher's), or give the logits in distill.logits_column");
   }
 
   void evaluate() {
