@@ -118,13 +118,22 @@ Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const
     std::string key = k;
     if (k.find('.') == std::string::npos) {
       std::vector<std::string> matches;
-      for (auto& s : decl.config)
-        if (last_segment(s.key) == k) matches.push_back(s.key);
+      // Keys whose choices list this value: EasyNLP spells several switches `type` (type=pet_fewshot,
+      // type=vanilla_kd), and the value tells which one is meant.
+      std::vector<std::string> by_value;
+      auto consider = [&](const ConfigKeySpec& s, const std::string& full) {
+        if (last_segment(s.key) != k) return;
+        matches.push_back(full);
+        if (std::find(s.choices.begin(), s.choices.end(), text) != s.choices.end()) by_value.push_back(full);
+      };
+      for (auto& s : decl.config) consider(s, s.key);
       for (auto& sec : sections)
-        for (auto& s : sec.entry->decl->config)
-          if (last_segment(s.key) == k) matches.push_back(sec.prefix + "." + s.key);
+        for (auto& s : sec.entry->decl->config) consider(s, sec.prefix + "." + s.key);
       std::sort(matches.begin(), matches.end());
       matches.erase(std::unique(matches.begin(), matches.end()), matches.end());
+      std::sort(by_value.begin(), by_value.end());
+      by_value.erase(std::unique(by_value.begin(), by_value.end()), by_value.end());
+      if (matches.size() > 1 && by_value.size() == 1) matches = by_value;
       if (matches.empty())
         throw ConfigError("unknown parameter '" + k + "'", "--user_defined_parameters",
                           "use a key listed by `ethost --describe " + decl.key() + "`, or a full dotted key");
