@@ -243,7 +243,10 @@ TensorMap DistillTask::model_inputs(const data::Batch& batch) {
 void DistillTask::forward(const data::Batch&, const TensorMap& inputs, TensorMap& extras) {
   auto& I = *impl_;
   if (!I.teacher) return;
-  TensorMap out = I.teacher->forward(inputs);
+  // Without labels: the teacher's own task loss would be computed and thrown away every step.
+  TensorMap in = inputs;
+  in.erase("labels");
+  TensorMap out = I.teacher->forward(in);
   auto it = find_logits(out);
   if (it == out.end())
     throw ConfigError("the teacher model returns no logits", I.o.teacher,

@@ -14,6 +14,7 @@
 #include "ethost/io/safetensors.h"
 #include "process.h"
 #include "test_paths.h"
+#include "toy_data.h"
 
 namespace distill_test {
 
@@ -24,19 +25,6 @@ using et::test::read_jsonl;
 using et::test::write_file;
 
 const std::string kRepo = ETHOST_SOURCE_DIR;
-
-// The toy task of text_classify_test: the label says which of two marker words a text holds.
-void write_toy(const fs::path& dir) {
-  std::string train, dev;
-  const char* fill[] = {"今天", "东西", "我们", "快递", "价格", "颜色", "包装", "时间"};
-  for (int i = 0; i < 320; ++i) {
-    std::string text =
-        std::string(fill[i % 8]) + fill[(i / 8) % 8] + (i % 2 ? "很好" : "很差") + fill[(i / 3) % 8];
-    (i < 256 ? train : dev) += text + "\t" + (i % 2 ? "Positive" : "Negative") + "\n";
-  }
-  write_file(dir / "train.tsv", train);
-  write_file(dir / "dev.tsv", dev);
-}
 
 std::string config(const fs::path& dir, const std::string& extra = {}) {
   return "[data]\ntables = [\"" + (dir / "train.tsv").string() + "\", \"" + (dir / "dev.tsv").string() +
@@ -63,7 +51,7 @@ std::string tail(const std::string& s) { return s.substr(s.size() > 3000 ? s.siz
 
 // Trains a 2-layer teacher into dir/teacher on the toy task.
 fs::path teacher_dir(const fs::path& dir) {
-  write_toy(dir);
+  et::test::write_marker_toy(dir);
   write_file(dir / "teacher.toml", config(dir));
   auto r = ethost(dir / "teacher.toml", {"--set", "train.max_steps=32", "--set",
                                          "train.checkpoint_dir=\"" + (dir / "teacher").string() + "\""});
@@ -82,6 +70,14 @@ void teacher_logits(const fs::path& cfg, const fs::path& teacher, const fs::path
   REQUIRE(r.exit_code == 0);
 }
 
+// A teacher and its logits for the training and dev tables (dir/train.logits.tsv, dir/dev.logits.tsv).
+fs::path teacher_with_logits(const fs::path& dir) {
+  fs::path teacher = teacher_dir(dir);
+  teacher_logits(dir / "teacher.toml", teacher, dir / "train.tsv", dir / "train.logits.tsv");
+  teacher_logits(dir / "teacher.toml", teacher, dir / "dev.tsv", dir / "dev.logits.tsv");
+  return teacher;
+}
+
 }  // namespace distill_test
 
 TEST_SUITE("integration.distill") {
@@ -90,9 +86,7 @@ TEST_SUITE("integration.distill") {
   TEST_CASE("teacher logits in-process and from a column give the same student; the terms add up") {
     et::test::TempDir tmp("distill_same");
     fs::path dir = tmp / "";
-    const fs::path teacher = teacher_dir(dir);
-    teacher_logits(dir / "teacher.toml", teacher, dir / "train.tsv", dir / "train.logits.tsv");
-    teacher_logits(dir / "teacher.toml", teacher, dir / "dev.tsv", dir / "dev.logits.tsv");
+    const fs::path teacher = teacher_with_logits(dir);
     const std::vector<std::string> common{
         "--set",
         "pretrain_model_name_or_path=\"\"",
@@ -172,9 +166,7 @@ TEST_SUITE("integration.distill") {
   TEST_CASE("a transfer set trains on the KD term; bad logits cells are counted") {
     et::test::TempDir tmp("distill_transfer");
     fs::path dir = tmp / "";
-    const fs::path teacher = teacher_dir(dir);
-    teacher_logits(dir / "teacher.toml", teacher, dir / "train.tsv", dir / "train.logits.tsv");
-    teacher_logits(dir / "teacher.toml", teacher, dir / "dev.tsv", dir / "dev.logits.tsv");
+    const fs::path teacher = teacher_with_logits(dir);
     // The transfer rows: the dev texts without labels, one with a logits cell of the wrong size, one not a
     // number.
     std::string transfer, line;
@@ -208,7 +200,7 @@ TEST_SUITE("integration.distill") {
   TEST_CASE("user errors: one line naming the key, distinct exit codes") {
     et::test::TempDir tmp("distill_errors");
     fs::path dir = tmp / "";
-    write_toy(dir);
+    et::test::write_marker_toy(dir);
     write_file(dir / "run.toml", config(dir, "[distill]\nenable_distillation = true\n"));
     auto no_teacher = ethost(dir / "run.toml", {});
     CHECK(no_teacher.exit_code == 2);

@@ -19,6 +19,7 @@
 
 #include "process.h"
 #include "test_paths.h"
+#include "toy_data.h"
 
 namespace fs = std::filesystem;
 using et::test::contains;
@@ -89,15 +90,7 @@ TEST_SUITE("integration.text_classify") {
   TEST_CASE("a tiny model trains for a few steps: loss decreases, metrics and files are written") {
     et::test::TempDir dir("tc_train");
     // A learnable toy task: the label says which of two marker words the text contains.
-    std::string train, dev;
-    const char* fill[] = {"今天", "东西", "我们", "快递", "价格", "颜色", "包装", "时间"};
-    for (int i = 0; i < 320; ++i) {
-      std::string text =
-          std::string(fill[i % 8]) + fill[(i / 8) % 8] + (i % 2 ? "很好" : "很差") + fill[(i / 3) % 8];
-      (i < 256 ? train : dev) += text + "\t" + (i % 2 ? "Positive" : "Negative") + "\n";
-    }
-    write_file(dir / "train.tsv", train);
-    write_file(dir / "dev.tsv", dev);
+    et::test::write_marker_toy(dir / "");
     write_file(dir / "run.toml", tiny_config(dir / "out"));
     auto r = et::test::run_ethost(app_args(
         dir / "run.toml", {"--set", "train.max_steps=48", "--set", "train.eval_steps=24", "--tables",
