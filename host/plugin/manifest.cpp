@@ -59,6 +59,9 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
       throw fail("[build] torch must be \"<major>.<minor>\", got \"" + torch + "\"");
     m.build.cxx11_abi = static_cast<int>((*b)["cxx11_abi"].value_or(int64_t(-1)));
     m.compiler = (*b)["compiler"].value_or(std::string());
+    if (auto tk = (*b)["toolkit"].value<std::string>();
+        tk && !parse_version_pair(*tk, m.toolkit_major, m.toolkit_minor))
+      throw fail("[build] toolkit must be \"<major>.<minor>\", got \"" + *tk + "\"");
   }
 
   auto* provides = root["provides"].as_array();

@@ -31,6 +31,8 @@ struct Manifest {
   std::string description;
   AbiStamp build;
   bool has_build = false;
+  int toolkit_major = -1;  // [build] toolkit = "M.m" when the plugin links libethost_toolkit; -1: it does not
+  int toolkit_minor = -1;
   std::string compiler;
   std::vector<ComponentDecl> provides;
 };

@@ -13,6 +13,7 @@
 
 #include "ethost/error.h"
 #include "ethost/plugin_abi.h"
+#include "ethost/toolkit_version.h"
 
 namespace fs = std::filesystem;
 
@@ -83,6 +84,7 @@ void PluginIndex::check_file(PluginFile& f) {
   }
   if (m.has_build) {
     std::string why = abi_incompatibility(m.build, host_abi_stamp());
+    if (why.empty()) why = toolkit_incompatibility(m.toolkit_major, m.toolkit_minor);
     if (!why.empty()) {
       f.problem = why;
       return;

@@ -6,17 +6,18 @@
 # same name (app_fashionbert.so, model_fashionbert.so) never collide. KIND/NAME name the plugin's main component,
 # which its manifest must provide; a plugin may provide more components. The file has hidden visibility,
 # -Wl,-z,defs, the manifest embedded in the ELF section .ethost.manifest (plus a generated [build] table: sdk_abi,
-# torch, cxx11_abi, compiler), and the generated entry symbol ethost_plugin_v<ABI major>. Installs to
+# torch, cxx11_abi, compiler, and toolkit when LIBRARIES holds ethost::toolkit), and the generated entry symbol ethost_plugin_v<ABI major>. Installs to
 # <prefix>/lib/ethost/plugins. The host identifies components by their manifest, never by file name: the older
 # form ethost_add_plugin(<target> MANIFEST ...) still builds <target>.so, which loads the same way.
 #
 # Test-only options (for deliberately broken fixtures): TEST_ABI "<major>.<minor>", TEST_TORCH "<major>.<minor>",
+# TEST_TOOLKIT "<major>.<minor>",
 # TEST_NO_ENTRY, TEST_ALLOW_UNDEFINED, NO_INSTALL, OUTPUT_DIRECTORY <dir>.
 set(_ETHOST_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(ethost_add_plugin)
   cmake_parse_arguments(EP "TEST_NO_ENTRY;TEST_ALLOW_UNDEFINED;NO_INSTALL"
-                           "KIND;NAME;MANIFEST;TEST_ABI;TEST_TORCH;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+                           "KIND;NAME;MANIFEST;TEST_ABI;TEST_TORCH;TEST_TOOLKIT;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
   if(EP_KIND OR EP_NAME)
     if(NOT EP_KIND OR NOT EP_NAME OR EP_UNPARSED_ARGUMENTS)
       message(FATAL_ERROR "ethost_add_plugin: use ethost_add_plugin(KIND <app|model|optimizer|reader> NAME <name> "
@@ -75,6 +76,13 @@ function(ethost_add_plugin)
   if(EP_TEST_NO_ENTRY)
     set(_EP_HAS_ENTRY 0)
   endif()
+  # A plugin that links the toolkit records its version: the host refuses it with another toolkit major.
+  set(_EP_TOOLKIT "")
+  if(EP_TEST_TOOLKIT)
+    set(_EP_TOOLKIT "toolkit = \"${EP_TEST_TOOLKIT}\"\n")
+  elseif("ethost::toolkit" IN_LIST EP_LIBRARIES OR "ethost_toolkit" IN_LIST EP_LIBRARIES)
+    set(_EP_TOOLKIT "toolkit = \"${ETHOST_TOOLKIT_MAJOR}.${ETHOST_TOOLKIT_MINOR}\"\n")
+  endif()
   set(_EP_NAME ${name})
   set(_EP_MANIFEST "${_text}
 [build]
@@ -82,7 +90,7 @@ sdk_abi = \"${_EP_ABI_MAJOR}.${_EP_ABI_MINOR}\"
 torch = \"${_EP_TORCH_MAJOR}.${_EP_TORCH_MINOR}\"
 cxx11_abi = 1
 compiler = \"${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}\"
-")
+${_EP_TOOLKIT}")
   set(_gen ${CMAKE_CURRENT_BINARY_DIR}/${name}_descriptor.cpp)
   configure_file(${_ETHOST_PLUGIN_CMAKE_DIR}/plugin_descriptor.cpp.in ${_gen} @ONLY)
 

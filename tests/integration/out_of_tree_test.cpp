@@ -1,7 +1,8 @@
 // out_of_tree_test.cpp: installs the SDK into a prefix, builds examples/out_of_tree_plugin (an app and a
 // model both named tabular_text) against it with its own CMake project, and runs them with the installed host
 // via --plugin-dir (no host or SDK rebuild): the app's custom float-list feature is padded and batched by the
-// SDK, and it trains, evaluates and predicts through the supervised-app base.
+// SDK, and it trains, evaluates and predicts through the supervised-app base. The example's own doctest suite,
+// on the installed testing kit, runs with `ctest` in its build.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -62,9 +63,14 @@ TEST_SUITE("integration.out_of_tree") {
     for (const char* f : {"/app_tabular_text.so", "/model_tabular_text.so"}) {
       REQUIRE(std::filesystem::exists(build + f));
       auto nm = run_process({"nm", "-D", "--defined-only", build + f});
-      CHECK(contains(nm.out, "ethost_plugin_v2"));
+      CHECK(contains(nm.out, "ethost_plugin_v3"));
       CHECK(et::test::count_lines(nm.out) == 1);
     }
+    // The example's own tests, built on the installed testing kit (ethost::testing).
+    auto own = run_process({"ctest", "--test-dir", build, "--output-on-failure"}, {}, {}, 300);
+    INFO(own.out << own.err);
+    CHECK(own.exit_code == 0);
+    CHECK(contains(own.out, "100% tests passed"));
 
     const std::string host = prefix + "/bin/ethost";
     const std::map<std::string, std::string> env{{"ETHOST_PLUGIN_PATH", ""}};

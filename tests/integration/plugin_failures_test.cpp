@@ -38,10 +38,11 @@ TEST_SUITE("integration.plugin_failures") {
     auto r = run_ethost(with_fixtures({"--list"}));
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "good_fixture"));
-    CHECK(contains(r.out, "incompatible: built for SDK ABI 3.0, host supports 2.0–2.6"));
-    CHECK(contains(r.out, "incompatible: built for SDK ABI 2.9"));
+    CHECK(contains(r.out, "incompatible: built for SDK ABI 4.0, host supports 3.0"));
+    CHECK(contains(r.out, "incompatible: built for SDK ABI 3.9"));
+    CHECK(contains(r.out, "incompatible: built against toolkit 2.0"));
     CHECK(contains(r.out, "incompatible: built for LibTorch 2.1, host has 1.13"));
-    CHECK(contains(r.out, "incompatible: missing entry symbol ethost_plugin_v2"));
+    CHECK(contains(r.out, "incompatible: missing entry symbol ethost_plugin_v3"));
     CHECK(contains(r.out, "incompatible: needs libtorch.so.2.1"));
     CHECK(contains(r.out, "duplicate: provided by both"));
     CHECK(contains(r.out, "other .so file(s) skipped"));
@@ -59,17 +60,21 @@ TEST_SUITE("integration.plugin_failures") {
   }
 
   TEST_CASE("wrong SDK ABI major") {
-    expect_blocked("bad_abi_major", fixture("bad_abi_major"), "built for SDK ABI 3.0");
+    expect_blocked("bad_abi_major", fixture("bad_abi_major"), "built for SDK ABI 4.0");
   }
   TEST_CASE("newer SDK minor than the host") {
-    expect_blocked("newer_minor", fixture("newer_minor"), "built for SDK ABI 2.9, host supports 2.0–2.6");
+    expect_blocked("newer_minor", fixture("newer_minor"), "built for SDK ABI 3.9, host supports 3.0");
+  }
+  TEST_CASE("another toolkit major than the host's") {
+    expect_blocked("newer_toolkit", fixture("newer_toolkit"),
+                   "built against toolkit 2.0, host has toolkit 1.0: rebuild the plugin against this host's SDK");
   }
   TEST_CASE("different LibTorch major.minor") {
     expect_blocked("wrong_torch", fixture("wrong_torch"), "built for LibTorch 2.1, host has 1.13");
     expect_blocked("second_torch", fixture("second_torch"), "needs libtorch.so.2.1, host has LibTorch 1.13");
   }
   TEST_CASE("missing entry symbol") {
-    expect_blocked("no_entry", fixture("no_entry"), "missing entry symbol ethost_plugin_v2");
+    expect_blocked("no_entry", fixture("no_entry"), "missing entry symbol ethost_plugin_v3");
   }
   TEST_CASE("unresolved symbol at load, demangled") {
     expect_blocked("unresolved", fixture("unresolved"),
@@ -144,7 +149,7 @@ TEST_SUITE("integration.plugin_failures") {
       std::string addr, type, name;
       std::vector<std::string> names;
       while (ss >> addr >> type >> name) names.push_back(name);
-      CHECK(names == std::vector<std::string>{"ethost_plugin_v2"});
+      CHECK(names == std::vector<std::string>{"ethost_plugin_v3"});
     }
   }
 }

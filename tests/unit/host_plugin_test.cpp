@@ -162,6 +162,6 @@ services = ["transformer"]
     CHECK(et::test::contains(*e.manifest, "id = \"examples.echo\""));
     CHECK(et::test::contains(*e.manifest, "[build]"));
     CHECK(std::find(e.needed.begin(), e.needed.end(), "libethost_sdk.so.2") != e.needed.end());
-    CHECK(e.dynamic_symbols == std::vector<std::string>{"ethost_plugin_v2"});
+    CHECK(e.dynamic_symbols == std::vector<std::string>{"ethost_plugin_v3"});
   }
 }

@@ -28,7 +28,7 @@ typedef struct ethost_plugin_descriptor {
 } ethost_plugin_descriptor;
 
 /* The entry symbol carries the ABI major in its name: a host for ABI 1 looks up exactly this name. */
-#define ETHOST_PLUGIN_ENTRY_SYMBOL "ethost_plugin_v2"
+#define ETHOST_PLUGIN_ENTRY_SYMBOL "ethost_plugin_v3"
 #define ETHOST_PLUGIN_ENTRY_PREFIX "ethost_plugin_v"
 #define ETHOST_MANIFEST_SECTION ".ethost.manifest"
 

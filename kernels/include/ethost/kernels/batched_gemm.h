@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "ethost/export.h"
+#include "ethost/kernels/export.h"
 
 namespace et::kernels {
 
@@ -19,10 +19,10 @@ struct MatrixBatch {
 // C (M x N) = alpha * A (M x K) * B (K x N) + beta * C for every (i0, i1) in [0, B0) x [0, B1). Returns false
 // (and does nothing) when no BLAS GEMM is available in the process or an operand's layout is not supported —
 // the caller then uses ATen.
-ET_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, float alpha,
+ET_KERNEL_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, float alpha,
                          MatrixBatch<const float> A, MatrixBatch<const float> Bm, float beta,
                          MatrixBatch<float> C);
-ET_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, double alpha,
+ET_KERNEL_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, double alpha,
                          MatrixBatch<const double> A, MatrixBatch<const double> Bm, double beta,
                          MatrixBatch<double> C);
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "ethost/export.h"
+#include "ethost/kernels/export.h"
 
 namespace et::kernels {
 
@@ -16,7 +16,7 @@ struct AdamWHyper {
 // p <- p - lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps) — the same sequence of roundings as torch's
 // foreach-free AdamW, in one pass over memory (7 array accesses per element instead of ~20), parallel over
 // chunks with at::parallel_for.
-ET_API void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWHyper& h);
-ET_API void adamw_update(double* p, const double* g, double* m, double* v, int64_t n, const AdamWHyper& h);
+ET_KERNEL_API void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWHyper& h);
+ET_KERNEL_API void adamw_update(double* p, const double* g, double* m, double* v, int64_t n, const AdamWHyper& h);
 
 }  // namespace et::kernels

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ethost/export.h"
+#include "ethost/kernels/export.h"
 
 namespace et::kernels {
 
@@ -29,7 +29,7 @@ struct LambHyper {
 // u = (m/bc1) / (sqrt(v/bc2) + eps) + wd*p (wd only when decay), ||p||^2 and ||u||^2 per tensor (double).
 // Pass 2: trust = ||p||/||u|| (1 if either is 0 or !decay; capped at max_trust when > 0), p <- p - lr*trust*u
 // with u recomputed from m, v and p (no buffer).
-ET_API void lamb_update(const LambTensor<float>* tensors, size_t count, const LambHyper& h);
-ET_API void lamb_update(const LambTensor<double>* tensors, size_t count, const LambHyper& h);
+ET_KERNEL_API void lamb_update(const LambTensor<float>* tensors, size_t count, const LambHyper& h);
+ET_KERNEL_API void lamb_update(const LambTensor<double>* tensors, size_t count, const LambHyper& h);
 
 }  // namespace et::kernels

@@ -4,14 +4,14 @@
 #include "ethost/error.h"
 #include "ethost/io/state_dict.h"
 #include "ethost/model.h"
-#include "ethost/nn/load_weights.h"
+#include "ethost/io/load_weights.h"
 
 namespace et {
 
 void Model::load(const std::string& dir) {
   std::string used;
   io::StateDict weights = io::load_checkpoint_weights(dir, &used);
-  nn::LoadReport r = nn::load_weights(module(), weights, [](const std::string& k) { return k; });
+  io::LoadReport r = io::load_weights(module(), weights, [](const std::string& k) { return k; });
   if (!r.missing.empty() || !r.mismatched.empty())
     throw DataError("cannot restore the model: " +
                         (r.missing.empty() ? "" : "missing " + r.missing.front() + " (" + std::to_string(r.missing.size()) + " in all)") +

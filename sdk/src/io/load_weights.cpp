@@ -1,12 +1,12 @@
 // load_weights.cpp: name-mapped, shape-checked copying of checkpoint tensors into a module.
-#include "ethost/nn/load_weights.h"
+#include "ethost/io/load_weights.h"
 
 #include <torch/torch.h>
 
 #include <set>
 #include <sstream>
 
-namespace et::nn {
+namespace et::io {
 
 std::string shape_string(const at::Tensor& t) {
   std::ostringstream os;
@@ -16,17 +16,17 @@ std::string shape_string(const at::Tensor& t) {
   return os.str();
 }
 
-io::StateDict module_tensors(const torch::nn::Module& module) {
-  io::StateDict out;
+StateDict module_tensors(const torch::nn::Module& module) {
+  StateDict out;
   for (const auto& p : module.named_parameters(/*recurse=*/true)) out.set(p.key(), p.value());
   for (const auto& b : module.named_buffers(/*recurse=*/true)) out.set(b.key(), b.value());
   return out;
 }
 
-LoadReport load_weights(torch::nn::Module& module, const io::StateDict& weights,
+LoadReport load_weights(torch::nn::Module& module, const StateDict& weights,
                         const std::function<std::string(const std::string&)>& map_name) {
   LoadReport r;
-  io::StateDict dest = module_tensors(module);
+  StateDict dest = module_tensors(module);
   std::set<std::string> filled;
   torch::NoGradGuard no_grad;
   for (const auto& [key, value] : weights) {
@@ -49,4 +49,4 @@ LoadReport load_weights(torch::nn::Module& module, const io::StateDict& weights,
   return r;
 }
 
-}  // namespace et::nn
+}  // namespace et::io
