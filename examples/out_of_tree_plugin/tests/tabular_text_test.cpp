@@ -69,7 +69,7 @@ TEST_CASE("a bad config value is refused with the key named") {
   try {
     kit().model("tabular_text", "readings_scale = \"high\"\n");
     FAIL("a string readings_scale was accepted");
-  } catch (const et::Error& e) {
+  } catch (const std::exception& e) {
     CHECK(std::string(e.what()).find("readings_scale") != std::string::npos);
   }
 }
