@@ -10,6 +10,7 @@ PKGS=(
   nlohmann-json3-dev libutf8proc-dev libstb-dev
   libfaiss-dev
   python3-torch python3-torchvision python3-jieba iproute2 binutils file
+  universal-ctags
 )
 if [ "${ETHOST_WITH_BENCH_DEPS:-0}" = 1 ]; then PKGS+=(libjemalloc2 wrk); fi
 
