@@ -165,7 +165,8 @@ nlohmann::json doctor_report(const cpu::CpuInfo& cpu, const cpu::BlasInfo& blas,
 }
 
 // The text form of the report, one aligned line per topic.
-void print_doctor_text(const nlohmann::json& j, const cpu::CpuInfo& cpu, const cpu::BlasInfo& blas, int threads) {
+void print_doctor_text(const nlohmann::json& j, const cpu::CpuInfo& cpu, const cpu::BlasInfo& blas,
+                       int threads) {
   std::cout << "ethost " << ET_VERSION_STRING << ", LibTorch " << TORCH_VERSION << "\n"
             << "CPU:      " << (cpu.model_name.empty() ? "unknown" : cpu.model_name) << " (" << cpu.vendor
             << " family " << cpu.family << " model " << cpu.model << " stepping " << cpu.stepping << "), "

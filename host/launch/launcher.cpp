@@ -145,7 +145,8 @@ bool join_nodes(const LaunchOptions& o, NodeStore& store, const std::string& me,
                 int port, double rdzv_s, std::chrono::steady_clock::time_point rdzv_deadline,
                 const std::function<bool()>& signalled) {
   auto log = log::get("launch");
-  const std::string route = dist::route_source_address(dist::resolve_ipv4(o.master_addr, "--master_addr"), port);
+  const std::string route =
+      dist::route_source_address(dist::resolve_ipv4(o.master_addr, "--master_addr"), port);
   const std::string info = "host " + host_name() + ", address " + (route.empty() ? "?" : route);
   log.info(me, " (", info, ") waiting for ", o.nnodes, " node(s) at ", rdzv_at, " (rendezvous timeout ",
            seconds(rdzv_s), " s)");
@@ -176,7 +177,8 @@ bool join_nodes(const LaunchOptions& o, NodeStore& store, const std::string& me,
 // What every worker of this node gets: the torchrun environment (less RANK/LOCAL_RANK) and its arguments.
 struct WorkerSpec {
   std::string exe;
-  std::vector<std::string> args;  // the host's arguments less the launcher flags, plus --threads when not given
+  // The host's arguments less the launcher flags, plus --threads when not given.
+  std::vector<std::string> args;
   int world = 0;
   int port = 0;
 };
@@ -190,7 +192,8 @@ WorkerSpec worker_spec(const LaunchOptions& o, int argc, const char* const* argv
   spec.args = worker_args(argc, argv);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   bool threads_given = false;
-  for (auto& a : spec.args) threads_given = threads_given || a == "--threads" || a.rfind("--threads=", 0) == 0;
+  for (auto& a : spec.args)
+    threads_given = threads_given || a == "--threads" || a.rfind("--threads=", 0) == 0;
   int threads = std::max(1, static_cast<int>(cores) / o.nproc_per_node);
   log::get("launch").info("launching ", o.nproc_per_node, " worker(s) on node ", o.node_rank, "/", o.nnodes,
                           ", world size ", spec.world, ", rendezvous ", rdzv_at,
@@ -314,11 +317,11 @@ class Supervisor {
   void on_stop_signal() {
     cause_ = Cause::signal;
     stop_signal_ = g_forward_signal;
-    log_.warn(me_, ": received signal ", stop_signal_, " (", strsignal(stop_signal_), "): stopping the workers (",
-              seconds(o_.worker_timeout), " s before SIGKILL)");
+    log_.warn(me_, ": received signal ", stop_signal_, " (", strsignal(stop_signal_),
+              "): stopping the workers (", seconds(o_.worker_timeout), " s before SIGKILL)");
     if (o_.nnodes > 1)
-      store_.post_stop(stop_signal_, me_ + "'s launcher received signal " + std::to_string(stop_signal_) + " (" +
-                                         strsignal(stop_signal_) + ")");
+      store_.post_stop(stop_signal_, me_ + "'s launcher received signal " + std::to_string(stop_signal_) +
+                                         " (" + strsignal(stop_signal_) + ")");
     stop_workers(stop_signal_);
   }
   void on_worker_exit(Worker& w) {
@@ -339,7 +342,8 @@ class Supervisor {
         if (n->kind == NodeNotice::stop) {
           cause_ = Cause::remote_stop;
           stop_signal_ = n->signal;
-          log_.warn(me_, ": node ", n->node, " is stopping (", n->message, "): stopping the workers here too");
+          log_.warn(me_, ": node ", n->node, " is stopping (", n->message,
+                    "): stopping the workers here too");
           stop_workers(stop_signal_);
         } else {
           cause_ = Cause::remote_abort;
@@ -390,9 +394,10 @@ int Supervisor::stopped_exit_code() const {
   for (auto& w : workers_)
     ranks += "; rank " + std::to_string(w.rank) + ": " + describe_status(w.status) +
              (w.killed ? " after the " + seconds(o_.worker_timeout) + " s worker timeout" : "");
-  std::cerr << kLauncherError << me_ << " stopped by signal " << stop_signal_ << " (" << strsignal(stop_signal_)
-            << ", " << (cause_ == Cause::signal ? "received here" : "from another node: " + remote_) << ")"
-            << ranks << std::endl;
+  std::cerr << kLauncherError << me_ << " stopped by signal " << stop_signal_ << " ("
+            << strsignal(stop_signal_) << ", "
+            << (cause_ == Cause::signal ? "received here" : "from another node: " + remote_) << ")" << ranks
+            << std::endl;
   return 128 + stop_signal_;
 }
 

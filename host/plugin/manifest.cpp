@@ -36,7 +36,8 @@ ConfigKeySpec parse_config_spec(ComponentDecl& c, const std::string& key, const 
                                 const std::string& file) {
   auto* spec = spec_node.as_table();
   if (!spec)
-    throw manifest_error(file, c.key() + " config key '" + key + "' must be a table {type=..., default=..., doc=...}");
+    throw manifest_error(
+        file, c.key() + " config key '" + key + "' must be a table {type=..., default=..., doc=...}");
   ConfigKeySpec s;
   s.key = key;
   s.type = (*spec)["type"].value_or(std::string("string"));
@@ -50,8 +51,8 @@ ConfigKeySpec parse_config_spec(ComponentDecl& c, const std::string& key, const 
     for (auto& e : *ch) s.choices.push_back(e.value_or(std::string()));
   s.component_kind = (*spec)["kind"].value_or(std::string());
   if (s.type == "component" && !parse_kind(s.component_kind))
-    throw manifest_error(file, c.key() + " config key '" + key +
-                                   "': type component needs kind = app|model|optimizer|reader");
+    throw manifest_error(
+        file, c.key() + " config key '" + key + "': type component needs kind = app|model|optimizer|reader");
   if (const toml::node* d = spec->get("default")) {
     s.default_toml = render(*d);
     c.defaults.set_from_text(key, s.default_toml, "defaults of " + c.key());
@@ -83,11 +84,13 @@ void add_service_keys(ComponentDecl& c, const toml::array& services, const std::
 }
 
 // One [[provides]] entry: kind, name, version, requires, its config keys and the services' keys, sorted.
-ComponentDecl parse_component(const toml::table& p, const std::string& plugin_version, const std::string& file) {
+ComponentDecl parse_component(const toml::table& p, const std::string& plugin_version,
+                              const std::string& file) {
   ComponentDecl c;
   std::string kind = p["kind"].value_or(std::string());
   auto k = parse_kind(kind);
-  if (!k) throw manifest_error(file, "unknown component kind '" + kind + "' (use app, model, optimizer or reader)");
+  if (!k)
+    throw manifest_error(file, "unknown component kind '" + kind + "' (use app, model, optimizer or reader)");
   c.kind = *k;
   c.name = p["name"].value_or(std::string());
   if (c.name.empty()) throw manifest_error(file, "a [[provides]] entry has no name");
@@ -96,7 +99,8 @@ ComponentDecl parse_component(const toml::table& p, const std::string& plugin_ve
   if (auto* req = p["requires"].as_array())
     for (auto& r : *req) c.requires_.push_back(r.value_or(std::string()));
   if (auto* cfg = p["config"].as_table())
-    for (auto&& [key, spec_node] : *cfg) c.config.push_back(parse_config_spec(c, std::string(key.str()), spec_node, file));
+    for (auto&& [key, spec_node] : *cfg)
+      c.config.push_back(parse_config_spec(c, std::string(key.str()), spec_node, file));
   if (auto* services = p["services"].as_array()) add_service_keys(c, *services, file);
   std::sort(c.config.begin(), c.config.end(),
             [](const ConfigKeySpec& a, const ConfigKeySpec& b) { return a.key < b.key; });
@@ -105,14 +109,16 @@ ComponentDecl parse_component(const toml::table& p, const std::string& plugin_ve
 
 // `aliases = ["language_modeling"]`: the same component under other names (EasyNLP's app names); the plugin
 // registers its factory under each.
-std::vector<ComponentDecl> component_aliases(const toml::table& p, const ComponentDecl& c, const std::string& file) {
+std::vector<ComponentDecl> component_aliases(const toml::table& p, const ComponentDecl& c,
+                                             const std::string& file) {
   std::vector<ComponentDecl> aliases;
   if (auto* names = p["aliases"].as_array())
     for (auto& a : *names) {
       ComponentDecl alias = c;
       alias.name = a.value_or(std::string());
       if (alias.name.empty() || alias.name == c.name)
-        throw manifest_error(file, c.key() + ": aliases must be non-empty names other than the component's own");
+        throw manifest_error(file,
+                             c.key() + ": aliases must be non-empty names other than the component's own");
       alias.alias_of = c.key();
       alias.description = "alias of " + c.key() + ": " + c.description;
       aliases.push_back(std::move(alias));
