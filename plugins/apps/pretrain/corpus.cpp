@@ -384,7 +384,8 @@ bool Corpus::next_text_document(const std::string& path, std::vector<std::string
   return false;
 }
 
-// One CSV record, TSV line or JSONL line: a document, a row skipped (bad, blank, excluded), or the file's end.
+// One CSV record, TSV line or JSONL line: a document, a row skipped (bad, blank, excluded), or the file's
+// end.
 Corpus::RowRead Corpus::next_row_document(const std::string& path, std::vector<std::string>& out) {
   const int64_t line_no = pos_.line;
   std::vector<std::string> cells;
@@ -430,7 +431,8 @@ bool Corpus::jsonl_texts(const std::string& path, int64_t line_no, const std::st
   for (auto it = j.begin(); it != j.end(); ++it) keys += (keys.empty() ? "" : ", ") + it.key();
   if (!first_row_checked_)
     throw ConfigError("the first row has none of data.text_fields as a text (its keys: " + keys + ")",
-                      path + ":" + std::to_string(line_no), "set data.text_fields to the key(s) holding text");
+                      path + ":" + std::to_string(line_no),
+                      "set data.text_fields to the key(s) holding text");
   bad_->report(path, line_no, "no text field (keys: " + keys + ")");
   return false;
 }
