@@ -81,7 +81,7 @@ std::string schema_without_label(const ConfigView& root, const std::string& labe
 // each generation's report.
 struct FewshotApp::SelfTraining {
   FewshotApp& app;
-  const app::SupervisedOptions& o;
+  const et::app::SupervisedOptions& o;
   const ConfigView st;
   int64_t generations = 0, max_unlabeled = 0;
   SelectOptions sel;
