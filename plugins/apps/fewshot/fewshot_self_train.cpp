@@ -23,12 +23,14 @@
 namespace fs = std::filesystem;
 
 namespace et::apps::fewshot {
-namespace {
 
-struct Table {
+// Rows read through a reader, with its columns (outside the anonymous namespace: SelfTraining holds some).
+struct RowTable {
   std::vector<data::Column> columns;
   std::vector<Row> rows;
 };
+
+namespace {
 
 // Rows as JSON lines of strings, with the columns given (the children read them with reader/jsonl).
 void write_jsonl(const std::string& path, const std::vector<std::string>& names,
@@ -49,14 +51,14 @@ std::string fmt4(double v) {
 }
 
 // Rows of files through the configured reader; input_schema (when not empty) replaces data.input_schema.
-Table read_table(Context& ctx, const ConfigView& root, const std::string& reader,
+RowTable read_table(Context& ctx, const ConfigView& root, const std::string& reader,
                  const std::vector<std::string>& files, const std::string& input_schema,
                  const log::Logger& log, const std::string& what) {
   Config dc = Config::from_view(root.sub("data"));
   if (!input_schema.empty()) dc.set_string("input_schema", input_schema, "self_training.input_schema");
   auto r = ctx.create<Reader>(reader, dc.view());
   r->open(files);
-  Table t;
+  RowTable t;
   t.columns = r->columns();
   Row row;
   while (r->next(row)) t.rows.push_back(row);
@@ -85,7 +87,7 @@ struct FewshotApp::SelfTraining {
   const ConfigView st;
   int64_t generations = 0, max_unlabeled = 0;
   SelectOptions sel;
-  Table train, dev, pool;
+  RowTable train, dev, pool;
   std::string unl_schema;
   std::vector<Row> unlabeled;  // distinct pool rows repeating no training, dev or excluded row
   int64_t repeat_train = 0, repeat_excluded = 0;
@@ -94,7 +96,7 @@ struct FewshotApp::SelfTraining {
   std::vector<std::string> names;
   std::vector<std::vector<std::string>> train_values, dev_values;
   size_t label_col = 0;
-  Table devj;  // the dev rows as the children read them, for each generation's dev accuracy
+  RowTable devj;  // the dev rows as the children read them, for each generation's dev accuracy
   nlohmann::json report = nlohmann::json::array();
   std::string prev_model;
 
@@ -104,7 +106,7 @@ struct FewshotApp::SelfTraining {
   void read_rows();
   void drop_repeats(const std::vector<std::string>& text_cols);
   void prepare_children();
-  std::vector<std::string> values_of(const Table& t, const Row& r) const;
+  std::vector<std::string> values_of(const RowTable& t, const Row& r) const;
   void pseudo_label(int64_t g, std::vector<std::vector<std::string>>& rows, nlohmann::json& gen);
   Config child_config(int64_t g, const std::string& gen_dir,
                       const std::vector<std::vector<std::string>>& rows);
@@ -145,14 +147,14 @@ void FewshotApp::SelfTraining::read_rows() {
 // text of a training, dev or excluded row (a pair sharing one sentence with a test pair is a repeat too);
 // then a seeded sample of self_training.max_unlabeled rows is kept.
 void FewshotApp::SelfTraining::drop_repeats(const std::vector<std::string>& text_cols) {
-  auto texts_of = [&](const Table& t, const Row& r) {
+  auto texts_of = [&](const RowTable& t, const Row& r) {
     std::vector<std::string> texts;
     for (const auto& c : text_cols)
       texts.push_back(text_key({r.values[data::column_index(t.columns, c, "pattern")]}));
     return texts;
   };
   std::set<std::string> labelled_texts, excluded_texts;
-  auto add = [&](std::set<std::string>& into, const Table& t) {
+  auto add = [&](std::set<std::string>& into, const RowTable& t) {
     for (const auto& r : t.rows)
       for (auto& x : texts_of(t, r))
         if (!x.empty()) into.insert(std::move(x));
@@ -192,7 +194,7 @@ void FewshotApp::SelfTraining::drop_repeats(const std::vector<std::string>& text
 }
 
 // A row's values in the training schema's column order ("" for a column its table lacks).
-std::vector<std::string> FewshotApp::SelfTraining::values_of(const Table& t, const Row& r) const {
+std::vector<std::string> FewshotApp::SelfTraining::values_of(const RowTable& t, const Row& r) const {
   std::vector<std::string> v;
   for (const auto& n : names) {
     auto it = std::find_if(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.name == n; });
