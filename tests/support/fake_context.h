@@ -24,11 +24,15 @@ class FakeContext final : public Context {
 
   // Registers what create<T>(name, cfg) returns; anything not registered is a PluginError.
   FakeContext& add_app(const std::string& name, Factory<App> f) { return add(apps_, name, std::move(f)); }
-  FakeContext& add_model(const std::string& name, Factory<Model> f) { return add(models_, name, std::move(f)); }
+  FakeContext& add_model(const std::string& name, Factory<Model> f) {
+    return add(models_, name, std::move(f));
+  }
   FakeContext& add_optimizer(const std::string& name, Factory<OptimizerFactory> f) {
     return add(optimizers_, name, std::move(f));
   }
-  FakeContext& add_reader(const std::string& name, Factory<Reader> f) { return add(readers_, name, std::move(f)); }
+  FakeContext& add_reader(const std::string& name, Factory<Reader> f) {
+    return add(readers_, name, std::move(f));
+  }
 
   WorldInfo world_info;
   int thread_count = 1;

@@ -1,7 +1,7 @@
 // trainer_test.cpp: the trainer in process, on a two-parameter model (y = w x + b) and a fake context (no
-// plugins, no processes): a three-loss model's terms reach metrics.jsonl, TensorBoard and observers with their
-// hand-computed values; a distillation-style forward hook runs without autograd on every micro-step and its
-// outputs drive the loss; trainer keys have one default each.
+// plugins, no processes): a three-loss model's terms reach metrics.jsonl, TensorBoard and observers with
+// their hand-computed values; a distillation-style forward hook runs without autograd on every micro-step and
+// its outputs drive the loss; trainer keys have one default each.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
