@@ -100,6 +100,101 @@ std::string fmt1(double v) {
   return s.str();
 }
 
+// oneDNN as loaded in this process (via ATen): version and the ISA it dispatches to.
+nlohmann::json onednn_info() {
+  nlohmann::json dnnl = {{"loaded", false}};
+  if (auto ver = reinterpret_cast<const DnnlVersion* (*)()>(dlsym(RTLD_DEFAULT, "dnnl_version"))) {
+    const DnnlVersion* v = ver();
+    dnnl["loaded"] = true;
+    dnnl["version"] =
+        std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    if (auto isa = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "dnnl_get_effective_cpu_isa"))) {
+      unsigned raw = isa();
+      dnnl["isa"] = dnnl_isa_name(raw);
+      dnnl["isa_value"] = raw;
+    }
+  }
+  return dnnl;
+}
+
+// Everything the doctor reports, as the --json object (the text form prints from it).
+nlohmann::json doctor_report(const cpu::CpuInfo& cpu, const cpu::BlasInfo& blas, bool no_gemm) {
+  nlohmann::json j;
+  j["ethost"] = ET_VERSION_STRING;
+  j["libtorch"] = TORCH_VERSION;
+  j["cpu"] = {{"vendor", cpu.vendor},          {"model_name", cpu.model_name},
+              {"family", cpu.family},          {"model", cpu.model},
+              {"stepping", cpu.stepping},      {"logical_cores", std::thread::hardware_concurrency()},
+              {"features", cpu.feature_list()}};
+  const char* user_core = std::getenv("OPENBLAS_CORETYPE");
+  j["blas"] = {{"openblas", blas.openblas},
+               {"core", blas.corename},
+               {"config", blas.config},
+               {"threading", blas.threading},
+               {"library", blas.library},
+               {"summary", cpu::blas_summary()},
+               {"OPENBLAS_CORETYPE", user_core ? user_core : ""}};
+  j["threads"] = {{"openmp_runtime", openmp_runtime()},
+                  {"intra_op", at::get_num_threads()},
+                  {"inter_op", at::get_num_interop_threads()}};
+  j["onednn"] = onednn_info();
+  j["mkldnn_in_aten"] = at::hasMKLDNN();
+
+  // torch 1.13 runs bf16 at::mm through oneDNN only on AVX-512 (BW/VL/DQ); elsewhere ATen's generic loop.
+  std::string bf16_path = cpu.avx512_core() ? (cpu.avx512_bf16 ? "oneDNN, native AVX512-BF16"
+                                                               : "oneDNN, bf16 emulated with AVX-512")
+                                            : "ATen fallback (no AVX-512): bf16 GEMM is slower than fp32";
+  j["paths"] = {{"bf16", bf16_path},
+                {"amx", cpu.amx_tile && cpu.amx_bf16 ? "present (oneDNN uses it for bf16/int8)" : "absent"},
+                {"vnni", cpu.avx512_vnni ? "AVX512-VNNI"
+                         : cpu.avx_vnni  ? "AVX-VNNI"
+                                         : "absent"}};
+  if (!no_gemm) {
+    double fp32 = gemm_peak(at::kFloat, 1024, 1.5);
+    // bf16 on the ATen fallback runs at ~1 GFLOP/s: a smaller problem keeps the doctor within seconds.
+    double bf16 = gemm_peak(at::kBFloat16, cpu.avx512_core() ? 1024 : 256, 1.5);
+    j["gemm_gflops"] = {{"fp32", fp32},
+                        {"bf16", bf16},
+                        {"fp32_shape", "1024x1024x1024"},
+                        {"bf16_shape", cpu.avx512_core() ? "1024x1024x1024" : "256x256x256"}};
+  }
+  // NCCL comes only with a CUDA build of LibTorch (sdk/src/dist/process_group.cpp refuses backend nccl
+  // otherwise).
+  j["cuda"] = {{"libtorch_cuda", at::hasCUDA()}, {"nccl", at::hasCUDA()}};
+  return j;
+}
+
+// The text form of the report, one aligned line per topic.
+void print_doctor_text(const nlohmann::json& j, const cpu::CpuInfo& cpu, const cpu::BlasInfo& blas,
+                       int threads) {
+  std::cout << "ethost " << ET_VERSION_STRING << ", LibTorch " << TORCH_VERSION << "\n"
+            << "CPU:      " << (cpu.model_name.empty() ? "unknown" : cpu.model_name) << " (" << cpu.vendor
+            << " family " << cpu.family << " model " << cpu.model << " stepping " << cpu.stepping << "), "
+            << std::thread::hardware_concurrency() << " logical cores\n"
+            << "features: " << cpu.feature_list() << "\n"
+            << "BLAS:     " << j["blas"]["summary"].get<std::string>() << "\n";
+  if (!blas.library.empty()) std::cout << "          " << blas.library << "\n";
+  if (!blas.config.empty()) std::cout << "          " << blas.config << "\n";
+  std::cout << "OpenMP:   " << openmp_runtime() << "\n"
+            << "threads:  intra-op " << at::get_num_threads() << ", inter-op "
+            << at::get_num_interop_threads() << "\n";
+  const nlohmann::json& dnnl = j["onednn"];
+  if (dnnl["loaded"].get<bool>())
+    std::cout << "oneDNN:   " << dnnl["version"].get<std::string>() << ", ISA "
+              << dnnl.value("isa", std::string("unknown")) << "\n";
+  else
+    std::cout << "oneDNN:   not loaded\n";
+  std::cout << "bf16:     " << j["paths"]["bf16"].get<std::string>() << "\n"
+            << "AMX:      " << j["paths"]["amx"].get<std::string>() << "\n"
+            << "VNNI:     " << j["paths"]["vnni"].get<std::string>() << "\n";
+  if (j.contains("gemm_gflops"))
+    std::cout << "GEMM:     fp32 " << fmt1(j["gemm_gflops"]["fp32"]) << " GFLOP/s (1024^3), bf16 "
+              << fmt1(j["gemm_gflops"]["bf16"]) << " GFLOP/s ("
+              << j["gemm_gflops"]["bf16_shape"].get<std::string>() << "), " << threads << " threads\n";
+  std::cout << "CUDA:     " << (at::hasCUDA() ? "available" : "not in this LibTorch build (CPU only)")
+            << "; NCCL " << (at::hasCUDA() ? "with it" : "unavailable (distributed.backend = gloo)") << "\n";
+}
+
 }  // namespace
 
 int cmd_doctor(int argc, const char* const* argv) {
@@ -124,91 +219,11 @@ int cmd_doctor(int argc, const char* const* argv) {
 
   auto cpu = cpu::detect_cpu();
   auto blas = cpu::query_blas();
-  nlohmann::json j;
-  j["ethost"] = ET_VERSION_STRING;
-  j["libtorch"] = TORCH_VERSION;
-  j["cpu"] = {{"vendor", cpu.vendor},          {"model_name", cpu.model_name},
-              {"family", cpu.family},          {"model", cpu.model},
-              {"stepping", cpu.stepping},      {"logical_cores", std::thread::hardware_concurrency()},
-              {"features", cpu.feature_list()}};
-  const char* user_core = std::getenv("OPENBLAS_CORETYPE");
-  j["blas"] = {{"openblas", blas.openblas},
-               {"core", blas.corename},
-               {"config", blas.config},
-               {"threading", blas.threading},
-               {"library", blas.library},
-               {"summary", cpu::blas_summary()},
-               {"OPENBLAS_CORETYPE", user_core ? user_core : ""}};
-  j["threads"] = {{"openmp_runtime", openmp_runtime()},
-                  {"intra_op", at::get_num_threads()},
-                  {"inter_op", at::get_num_interop_threads()}};
-
-  nlohmann::json dnnl = {{"loaded", false}};
-  if (auto ver = reinterpret_cast<const DnnlVersion* (*)()>(dlsym(RTLD_DEFAULT, "dnnl_version"))) {
-    const DnnlVersion* v = ver();
-    dnnl["loaded"] = true;
-    dnnl["version"] =
-        std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-    if (auto isa = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "dnnl_get_effective_cpu_isa"))) {
-      unsigned raw = isa();
-      dnnl["isa"] = dnnl_isa_name(raw);
-      dnnl["isa_value"] = raw;
-    }
-  }
-  j["onednn"] = dnnl;
-  j["mkldnn_in_aten"] = at::hasMKLDNN();
-
-  // torch 1.13 runs bf16 at::mm through oneDNN only on AVX-512 (BW/VL/DQ); elsewhere ATen's generic loop.
-  std::string bf16_path = cpu.avx512_core() ? (cpu.avx512_bf16 ? "oneDNN, native AVX512-BF16"
-                                                               : "oneDNN, bf16 emulated with AVX-512")
-                                            : "ATen fallback (no AVX-512): bf16 GEMM is slower than fp32";
-  j["paths"] = {{"bf16", bf16_path},
-                {"amx", cpu.amx_tile && cpu.amx_bf16 ? "present (oneDNN uses it for bf16/int8)" : "absent"},
-                {"vnni", cpu.avx512_vnni ? "AVX512-VNNI"
-                         : cpu.avx_vnni  ? "AVX-VNNI"
-                                         : "absent"}};
-  if (!no_gemm) {
-    double fp32 = gemm_peak(at::kFloat, 1024, 1.5);
-    // bf16 on the ATen fallback runs at ~1 GFLOP/s: a smaller problem keeps the doctor within seconds.
-    double bf16 = gemm_peak(at::kBFloat16, cpu.avx512_core() ? 1024 : 256, 1.5);
-    j["gemm_gflops"] = {{"fp32", fp32},
-                        {"bf16", bf16},
-                        {"fp32_shape", "1024x1024x1024"},
-                        {"bf16_shape", cpu.avx512_core() ? "1024x1024x1024" : "256x256x256"}};
-  }
-  // NCCL comes only with a CUDA build of LibTorch (sdk/src/dist/process_group.cpp refuses backend nccl
-  // otherwise).
-  j["cuda"] = {{"libtorch_cuda", at::hasCUDA()}, {"nccl", at::hasCUDA()}};
-
-  if (json) {
+  nlohmann::json j = doctor_report(cpu, blas, no_gemm);
+  if (json)
     std::cout << j.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::cout << "ethost " << ET_VERSION_STRING << ", LibTorch " << TORCH_VERSION << "\n"
-            << "CPU:      " << (cpu.model_name.empty() ? "unknown" : cpu.model_name) << " (" << cpu.vendor
-            << " family " << cpu.family << " model " << cpu.model << " stepping " << cpu.stepping << "), "
-            << std::thread::hardware_concurrency() << " logical cores\n"
-            << "features: " << cpu.feature_list() << "\n"
-            << "BLAS:     " << j["blas"]["summary"].get<std::string>() << "\n";
-  if (!blas.library.empty()) std::cout << "          " << blas.library << "\n";
-  if (!blas.config.empty()) std::cout << "          " << blas.config << "\n";
-  std::cout << "OpenMP:   " << openmp_runtime() << "\n"
-            << "threads:  intra-op " << at::get_num_threads() << ", inter-op "
-            << at::get_num_interop_threads() << "\n";
-  if (dnnl["loaded"].get<bool>())
-    std::cout << "oneDNN:   " << dnnl["version"].get<std::string>() << ", ISA "
-              << dnnl.value("isa", std::string("unknown")) << "\n";
   else
-    std::cout << "oneDNN:   not loaded\n";
-  std::cout << "bf16:     " << bf16_path << "\n"
-            << "AMX:      " << j["paths"]["amx"].get<std::string>() << "\n"
-            << "VNNI:     " << j["paths"]["vnni"].get<std::string>() << "\n";
-  if (j.contains("gemm_gflops"))
-    std::cout << "GEMM:     fp32 " << fmt1(j["gemm_gflops"]["fp32"]) << " GFLOP/s (1024^3), bf16 "
-              << fmt1(j["gemm_gflops"]["bf16"]) << " GFLOP/s ("
-              << j["gemm_gflops"]["bf16_shape"].get<std::string>() << "), " << threads << " threads\n";
-  std::cout << "CUDA:     " << (at::hasCUDA() ? "available" : "not in this LibTorch build (CPU only)")
-            << "; NCCL " << (at::hasCUDA() ? "with it" : "unavailable (distributed.backend = gloo)") << "\n";
+    print_doctor_text(j, cpu, blas, threads);
   return kExitOk;
 }
 

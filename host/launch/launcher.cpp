@@ -13,6 +13,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -121,270 +122,350 @@ std::string seconds(double s) {
 
 }  // namespace
 
-int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
-  auto log = log::get("launch");
+namespace {
+
+void check_launch_options(const LaunchOptions& o) {
   if (o.nproc_per_node < 1) throw UsageError("--nproc_per_node must be >= 1", "command line");
   if (o.nnodes < 1 || o.node_rank < 0 || o.node_rank >= o.nnodes)
     throw UsageError("--node_rank must be in [0, --nnodes)", "command line");
   if (o.nnodes > 1 && o.master_port == 0)
     throw UsageError("multi-node runs need --master_port (and --master_addr)", "command line");
+}
+
+// The launcher's stop signal arrived before any worker started: the message and the exit code.
+int stopped_before_start(const std::string& me, const std::string& during) {
+  const int sig = g_forward_signal;
+  std::cerr << "ethost: error: launcher: " << me << " stopped by signal " << sig << " (" << strsignal(sig)
+            << ") while " << during << "; no worker was started" << std::endl;
+  return 128 + sig;
+}
+
+// Every node joins the store at rdzv_at; false when a stop signal came first. Throws DistError on timeout.
+bool join_nodes(const LaunchOptions& o, NodeStore& store, const std::string& me, const std::string& rdzv_at,
+                int port, double rdzv_s, std::chrono::steady_clock::time_point rdzv_deadline,
+                const std::function<bool()>& signalled) {
+  auto log = log::get("launch");
+  const std::string route =
+      dist::route_source_address(dist::resolve_ipv4(o.master_addr, "--master_addr"), port);
+  const std::string info = "host " + host_name() + ", address " + (route.empty() ? "?" : route);
+  log.info(me, " (", info, ") waiting for ", o.nnodes, " node(s) at ", rdzv_at, " (rendezvous timeout ",
+           seconds(rdzv_s), " s)");
+  std::vector<int> missing;
+  std::vector<std::string> joined;
+  switch (store.join(info, rdzv_deadline, signalled, &missing, &joined)) {
+    case NodeStore::Wait::stopped:
+      return false;
+    case NodeStore::Wait::timeout: {
+      std::string m;
+      for (int n : missing) m += (m.empty() ? "" : ", ") + std::to_string(n);
+      throw DistError(
+          me + ": rendezvous timed out after " + seconds(rdzv_s) + " s: node(s) " + m + " never joined (" +
+              std::to_string(o.nnodes - static_cast<int>(missing.size())) + "/" + std::to_string(o.nnodes) +
+              " at " + rdzv_at + ")",
+          "launcher",
+          "start ethost with --node_rank " + std::to_string(missing.empty() ? 0 : missing[0]) +
+              " (and the same --nnodes/--master_addr/--master_port) on the missing host, or raise "
+              "--rendezvous_timeout");
+    }
+    case NodeStore::Wait::ok:
+      for (size_t n = 0; n < joined.size(); ++n) log.info("rendezvous: node ", n, ": ", joined[n]);
+      break;
+  }
+  return true;
+}
+
+// What every worker of this node gets: the torchrun environment (less RANK/LOCAL_RANK) and its arguments.
+struct WorkerSpec {
+  std::string exe;
+  // The host's arguments less the launcher flags, plus --threads when not given.
+  std::vector<std::string> args;
+  int world = 0;
+  int port = 0;
+};
+
+WorkerSpec worker_spec(const LaunchOptions& o, int argc, const char* const* argv, int port,
+                       const std::string& rdzv_at) {
+  WorkerSpec spec;
+  spec.world = o.nproc_per_node * o.nnodes;
+  spec.port = port;
+  spec.exe = boost::dll::program_location().string();
+  spec.args = worker_args(argc, argv);
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  bool threads_given = false;
+  for (auto& a : spec.args)
+    threads_given = threads_given || a == "--threads" || a.rfind("--threads=", 0) == 0;
+  int threads = std::max(1, static_cast<int>(cores) / o.nproc_per_node);
+  log::get("launch").info("launching ", o.nproc_per_node, " worker(s) on node ", o.node_rank, "/", o.nnodes,
+                          ", world size ", spec.world, ", rendezvous ", rdzv_at,
+                          threads_given ? "" : ", " + std::to_string(threads) + " thread(s) each");
+  if (!threads_given) {
+    spec.args.push_back("--threads");
+    spec.args.push_back(std::to_string(threads));
+  }
+  return spec;
+}
+
+// Forks and execs local rank lr with its output on pipes; fills w's pid and pipe ends.
+void start_worker(const LaunchOptions& o, const WorkerSpec& spec, int lr, Worker& w) {
   const int node = o.node_rank;
-  const std::string me = "node " + std::to_string(node);
+  w.rank = node * o.nproc_per_node + lr;
+  int out_p[2], err_p[2];
+  if (pipe(out_p) != 0 || pipe(err_p) != 0) throw Error("pipe failed", "launcher");
+  std::vector<std::string> env = {"RANK=" + std::to_string(w.rank),
+                                  "LOCAL_RANK=" + std::to_string(lr),
+                                  "WORLD_SIZE=" + std::to_string(spec.world),
+                                  "LOCAL_WORLD_SIZE=" + std::to_string(o.nproc_per_node),
+                                  "GROUP_RANK=" + std::to_string(node),
+                                  "MASTER_ADDR=" + o.master_addr,
+                                  "MASTER_PORT=" + std::to_string(spec.port),
+                                  "ETHOST_LAUNCHED=1",
+                                  "ETHOST_AGENT_STORE=1"};
+  if (o.rendezvous_timeout > 0) env.push_back("ETHOST_RENDEZVOUS_TIMEOUT_S=" + seconds(o.rendezvous_timeout));
+  pid_t pid = fork();
+  if (pid < 0) throw Error("fork failed", "launcher");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    dup2(out_p[1], 1);
+    dup2(err_p[1], 2);
+    close(out_p[0]);
+    close(err_p[0]);
+    close(out_p[1]);
+    close(err_p[1]);
+    for (auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> av{const_cast<char*>(spec.exe.c_str())};
+    for (auto& a : spec.args) av.push_back(const_cast<char*>(a.c_str()));
+    av.push_back(nullptr);
+    execv(spec.exe.c_str(), av.data());
+    _exit(127);
+  }
+  close(out_p[1]);
+  close(err_p[1]);
+  w.pid = pid;
+  w.out_fd = out_p[0];
+  w.err_fd = err_p[0];
+}
+
+// Why this node stops before its workers finish by themselves (the first cause wins).
+enum class Cause { none, local_failure, signal, remote_abort, remote_stop, lost_store };
+
+// Watches this node's workers until all have ended: a failed worker, a stop signal, or another node's notice
+// stops the rest (SIGKILL after the worker timeout); then reports why, with the launcher's exit code.
+class Supervisor {
+ public:
+  Supervisor(const LaunchOptions& o, const std::string& me, NodeStore& store, std::vector<Worker>& workers)
+      : o_(o), me_(me), store_(store), workers_(workers), log_(log::get("launch")) {}
+
+  void run() {
+    while (alive() > 0) {
+      if (g_forward_signal && cause_ == Cause::none) on_stop_signal();
+      if (Worker* w = reap()) {
+        on_worker_exit(*w);
+        continue;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (o_.nnodes > 1 && cause_ == Cause::none && now - last_poll_ >= std::chrono::milliseconds(100)) {
+        last_poll_ = now;
+        poll_other_nodes();
+      }
+      if (deadline_ && !killed_ && now >= *deadline_) kill_overdue();
+      poll(nullptr, 0, 20);
+    }
+  }
+
+  // Node 0 keeps the store up until every node is done (bounded), so that they can read its notices.
+  void finish_rendezvous() {
+    store_.mark_done();
+    if (o_.nnodes > 1 && store_.hosts()) {
+      if (!store_.wait_all_done(after(o_.worker_timeout)))
+        log_.warn("not every node reported its end within ", seconds(o_.worker_timeout), " s");
+      if (cause_ == Cause::local_failure && remote_.empty()) {
+        try {
+          if (auto n = store_.poll()) remote_ = n->message;
+        } catch (const DistError&) {
+        }
+      }
+    }
+  }
+
+  int exit_code() const;
+
+ private:
+  int alive() const {
+    int n = 0;
+    for (auto& w : workers_) n += !w.done;
+    return n;
+  }
+  Worker* reap() {
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, WNOHANG);
+    if (pid <= 0) return nullptr;
+    for (auto& w : workers_)
+      if (w.pid == pid) {
+        w.done = true;
+        w.status = st;
+        return &w;
+      }
+    return nullptr;
+  }
+  void stop_workers(int sig) {
+    for (auto& w : workers_)
+      if (!w.done) kill(w.pid, sig);
+    deadline_ = after(o_.worker_timeout);
+  }
+  void on_stop_signal() {
+    cause_ = Cause::signal;
+    stop_signal_ = g_forward_signal;
+    log_.warn(me_, ": received signal ", stop_signal_, " (", strsignal(stop_signal_),
+              "): stopping the workers (", seconds(o_.worker_timeout), " s before SIGKILL)");
+    if (o_.nnodes > 1)
+      store_.post_stop(stop_signal_, me_ + "'s launcher received signal " + std::to_string(stop_signal_) +
+                                         " (" + strsignal(stop_signal_) + ")");
+    stop_workers(stop_signal_);
+  }
+  void on_worker_exit(Worker& w) {
+    bool ok = WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
+    if (ok || cause_ != Cause::none) return;
+    cause_ = Cause::local_failure;
+    failed_ = &w;
+    const std::string what = "rank " + std::to_string(w.rank) + " (" + me_ + ", host " + host_name() +
+                             ") failed: " + describe_status(w.status);
+    log_.error(what, "; stopping the other workers");
+    if (o_.nnodes > 1) store_.post_abort(what);
+    stop_workers(SIGTERM);
+  }
+  void poll_other_nodes() {
+    try {
+      if (auto n = store_.poll()) {
+        remote_ = n->message;
+        if (n->kind == NodeNotice::stop) {
+          cause_ = Cause::remote_stop;
+          stop_signal_ = n->signal;
+          log_.warn(me_, ": node ", n->node, " is stopping (", n->message,
+                    "): stopping the workers here too");
+          stop_workers(stop_signal_);
+        } else {
+          cause_ = Cause::remote_abort;
+          log_.error(me_, ": node ", n->node, " reported: ", n->message, "; stopping the workers here");
+          stop_workers(SIGTERM);
+        }
+      }
+    } catch (const DistError& e) {
+      cause_ = Cause::lost_store;
+      remote_ = e.bare_what();
+      log_.error(remote_, "; stopping the workers here");
+      stop_workers(SIGTERM);
+    }
+  }
+  void kill_overdue() {
+    killed_ = true;
+    for (auto& w : workers_)
+      if (!w.done) {
+        log_.warn("rank ", w.rank, " did not stop within ", seconds(o_.worker_timeout), " s: killing it");
+        kill(w.pid, SIGKILL);
+        w.killed = true;
+      }
+  }
+  int stopped_exit_code() const;
+
+  const LaunchOptions& o_;
+  const std::string& me_;
+  NodeStore& store_;
+  std::vector<Worker>& workers_;
+  log::Logger log_;
+  Cause cause_ = Cause::none;
+  Worker* failed_ = nullptr;
+  int stop_signal_ = 0;
+  std::string remote_;  // the other node's notice, or the lost-store message
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::chrono::steady_clock::time_point last_poll_ = std::chrono::steady_clock::now();
+  bool killed_ = false;
+};
+
+const char* const kLauncherError = "ethost: error: launcher: ";
+
+// A stop signal (here or from another node): 0 if the workers had finished anyway, else 128 + the signal.
+int Supervisor::stopped_exit_code() const {
+  bool all_ok = true;
+  for (auto& w : workers_) all_ok = all_ok && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
+  if (all_ok) return kExitOk;  // they had finished anyway
+  std::string ranks;
+  for (auto& w : workers_)
+    ranks += "; rank " + std::to_string(w.rank) + ": " + describe_status(w.status) +
+             (w.killed ? " after the " + seconds(o_.worker_timeout) + " s worker timeout" : "");
+  std::cerr << kLauncherError << me_ << " stopped by signal " << stop_signal_ << " ("
+            << strsignal(stop_signal_) << ", "
+            << (cause_ == Cause::signal ? "received here" : "from another node: " + remote_) << ")" << ranks
+            << std::endl;
+  return 128 + stop_signal_;
+}
+
+int Supervisor::exit_code() const {
+  switch (cause_) {
+    case Cause::local_failure: {
+      int code = exit_code_of_status(failed_->status);
+      std::cerr << kLauncherError << "rank " << failed_->rank << " (" << me_ << ") failed ("
+                << describe_status(failed_->status) << ")"
+                << (remote_.empty() ? "" : "; another node reported: " + remote_) << "; all workers stopped"
+                << std::endl;
+      return code == 0 ? 1 : code;
+    }
+    case Cause::remote_abort:
+      std::cerr << kLauncherError << me_ << " stopped its workers because another node failed: " << remote_
+                << std::endl;
+      return kExitDistributed;
+    case Cause::lost_store:
+      std::cerr << kLauncherError << remote_ << "; " << me_ << " stopped its workers" << std::endl;
+      return kExitDistributed;
+    case Cause::signal:
+    case Cause::remote_stop:
+      return stopped_exit_code();
+    case Cause::none:
+      break;
+  }
+  int worst = 0;
+  for (auto& w : workers_) worst = std::max(worst, exit_code_of_status(w.status));
+  return worst;
+}
+
+}  // namespace
+
+int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
+  check_launch_options(o);
+  const std::string me = "node " + std::to_string(o.node_rank);
   const double rdzv_s = o.rendezvous_timeout > 0 ? o.rendezvous_timeout : 300.0;
   const auto rdzv_deadline = after(rdzv_s);
 
   // Signals first: a launcher waiting for the store or for other nodes must stop at once when asked to.
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  auto signalled = [] { return g_forward_signal != 0; };
-  auto stopped_early = [&](const std::string& during) {
-    const int sig = g_forward_signal;
-    std::cerr << "ethost: error: launcher: " << me << " stopped by signal " << sig << " (" << strsignal(sig)
-              << ") while " << during << "; no worker was started" << std::endl;
-    return 128 + sig;
-  };
+  std::function<bool()> signalled = [] { return g_forward_signal != 0; };
 
   // The rendezvous store (hosted here on node 0), then every node.
   const std::string at = o.master_addr + ":" + std::to_string(o.master_port);
-  auto store = NodeStore::open(o.master_addr, o.master_port, node, o.nnodes, rdzv_deadline, signalled,
+  auto store = NodeStore::open(o.master_addr, o.master_port, o.node_rank, o.nnodes, rdzv_deadline, signalled,
                                seconds(rdzv_s) + " s");
-  if (!store) return stopped_early("waiting for the rendezvous store at " + at);
+  if (!store) return stopped_before_start(me, "waiting for the rendezvous store at " + at);
   const int port = store->port();
   const std::string rdzv_at = o.master_addr + ":" + std::to_string(port);
-  if (o.nnodes > 1) {
-    const std::string route =
-        dist::route_source_address(dist::resolve_ipv4(o.master_addr, "--master_addr"), port);
-    const std::string info = "host " + host_name() + ", address " + (route.empty() ? "?" : route);
-    log.info(me, " (", info, ") waiting for ", o.nnodes, " node(s) at ", rdzv_at, " (rendezvous timeout ",
-             seconds(rdzv_s), " s)");
-    std::vector<int> missing;
-    std::vector<std::string> joined;
-    switch (store->join(info, rdzv_deadline, signalled, &missing, &joined)) {
-      case NodeStore::Wait::stopped:
-        return stopped_early("waiting for the other nodes at " + rdzv_at);
-      case NodeStore::Wait::timeout: {
-        std::string m;
-        for (int n : missing) m += (m.empty() ? "" : ", ") + std::to_string(n);
-        throw DistError(
-            me + ": rendezvous timed out after " + seconds(rdzv_s) + " s: node(s) " + m + " never joined (" +
-                std::to_string(o.nnodes - static_cast<int>(missing.size())) + "/" + std::to_string(o.nnodes) +
-                " at " + rdzv_at + ")",
-            "launcher",
-            "start ethost with --node_rank " + std::to_string(missing.empty() ? 0 : missing[0]) +
-                " (and the same --nnodes/--master_addr/--master_port) on the missing host, or raise "
-                "--rendezvous_timeout");
-      }
-      case NodeStore::Wait::ok:
-        for (size_t n = 0; n < joined.size(); ++n) log.info("rendezvous: node ", n, ": ", joined[n]);
-        break;
-    }
-  }
+  if (o.nnodes > 1 && !join_nodes(o, *store, me, rdzv_at, port, rdzv_s, rdzv_deadline, signalled))
+    return stopped_before_start(me, "waiting for the other nodes at " + rdzv_at);
 
-  const int world = o.nproc_per_node * o.nnodes;
-  const std::string exe = boost::dll::program_location().string();
-  auto args = worker_args(argc, argv);
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  bool threads_given = false;
-  for (auto& a : args) threads_given = threads_given || a == "--threads" || a.rfind("--threads=", 0) == 0;
-  int threads = std::max(1, static_cast<int>(cores) / o.nproc_per_node);
-  log.info("launching ", o.nproc_per_node, " worker(s) on node ", node, "/", o.nnodes, ", world size ", world,
-           ", rendezvous ", rdzv_at, threads_given ? "" : ", " + std::to_string(threads) + " thread(s) each");
-
+  const WorkerSpec spec = worker_spec(o, argc, argv, port, rdzv_at);
   std::vector<Worker> workers(static_cast<size_t>(o.nproc_per_node));
-  for (int lr = 0; lr < o.nproc_per_node; ++lr) {
-    Worker& w = workers[size_t(lr)];
-    w.rank = node * o.nproc_per_node + lr;
-    int out_p[2], err_p[2];
-    if (pipe(out_p) != 0 || pipe(err_p) != 0) throw Error("pipe failed", "launcher");
-    std::vector<std::string> env = {"RANK=" + std::to_string(w.rank),
-                                    "LOCAL_RANK=" + std::to_string(lr),
-                                    "WORLD_SIZE=" + std::to_string(world),
-                                    "LOCAL_WORLD_SIZE=" + std::to_string(o.nproc_per_node),
-                                    "GROUP_RANK=" + std::to_string(node),
-                                    "MASTER_ADDR=" + o.master_addr,
-                                    "MASTER_PORT=" + std::to_string(port),
-                                    "ETHOST_LAUNCHED=1",
-                                    "ETHOST_AGENT_STORE=1"};
-    if (o.rendezvous_timeout > 0)
-      env.push_back("ETHOST_RENDEZVOUS_TIMEOUT_S=" + seconds(o.rendezvous_timeout));
-    std::vector<std::string> wargs = args;
-    if (!threads_given) {
-      wargs.push_back("--threads");
-      wargs.push_back(std::to_string(threads));
-    }
-    pid_t pid = fork();
-    if (pid < 0) throw Error("fork failed", "launcher");
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-      dup2(out_p[1], 1);
-      dup2(err_p[1], 2);
-      close(out_p[0]);
-      close(err_p[0]);
-      close(out_p[1]);
-      close(err_p[1]);
-      for (auto& e : env) putenv(const_cast<char*>(e.c_str()));
-      std::vector<char*> av{const_cast<char*>(exe.c_str())};
-      for (auto& a : wargs) av.push_back(const_cast<char*>(a.c_str()));
-      av.push_back(nullptr);
-      execv(exe.c_str(), av.data());
-      _exit(127);
-    }
-    close(out_p[1]);
-    close(err_p[1]);
-    w.pid = pid;
-    w.out_fd = out_p[0];
-    w.err_fd = err_p[0];
-  }
+  for (int lr = 0; lr < o.nproc_per_node; ++lr) start_worker(o, spec, lr, workers[size_t(lr)]);
   std::vector<std::thread> pumps;
   for (auto& w : workers) {
     pumps.emplace_back(pump, w.out_fd, w.rank, std::ref(std::cout));
     pumps.emplace_back(pump, w.err_fd, w.rank, std::ref(std::cerr));
   }
 
-  auto alive = [&] {
-    int n = 0;
-    for (auto& w : workers) n += !w.done;
-    return n;
-  };
-  auto reap = [&](bool block) {
-    int st = 0;
-    pid_t pid = waitpid(-1, &st, block ? 0 : WNOHANG);
-    if (pid <= 0) return static_cast<Worker*>(nullptr);
-    for (auto& w : workers)
-      if (w.pid == pid) {
-        w.done = true;
-        w.status = st;
-        return &w;
-      }
-    return static_cast<Worker*>(nullptr);
-  };
-
-  // Why this node stops before its workers finish by themselves (the first cause wins).
-  enum class Cause { none, local_failure, signal, remote_abort, remote_stop, lost_store } cause = Cause::none;
-  Worker* failed = nullptr;
-  int stop_signal = 0;
-  std::string remote;  // the other node's notice, or the lost-store message
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  auto stop_workers = [&](int sig) {
-    for (auto& w : workers)
-      if (!w.done) kill(w.pid, sig);
-    deadline = after(o.worker_timeout);
-  };
-  auto last_poll = std::chrono::steady_clock::now();
-  bool killed = false;
-  while (alive() > 0) {
-    if (g_forward_signal && cause == Cause::none) {
-      cause = Cause::signal;
-      stop_signal = g_forward_signal;
-      log.warn(me, ": received signal ", stop_signal, " (", strsignal(stop_signal),
-               "): stopping the workers (", seconds(o.worker_timeout), " s before SIGKILL)");
-      if (o.nnodes > 1)
-        store->post_stop(stop_signal, me + "'s launcher received signal " + std::to_string(stop_signal) +
-                                          " (" + strsignal(stop_signal) + ")");
-      stop_workers(stop_signal);
-    }
-    if (Worker* w = reap(false)) {
-      bool ok = WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0;
-      if (!ok && cause == Cause::none) {
-        cause = Cause::local_failure;
-        failed = w;
-        const std::string what = "rank " + std::to_string(w->rank) + " (" + me + ", host " + host_name() +
-                                 ") failed: " + describe_status(w->status);
-        log.error(what, "; stopping the other workers");
-        if (o.nnodes > 1) store->post_abort(what);
-        stop_workers(SIGTERM);
-      }
-      continue;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (o.nnodes > 1 && cause == Cause::none && now - last_poll >= std::chrono::milliseconds(100)) {
-      last_poll = now;
-      try {
-        if (auto n = store->poll()) {
-          remote = n->message;
-          if (n->kind == NodeNotice::stop) {
-            cause = Cause::remote_stop;
-            stop_signal = n->signal;
-            log.warn(me, ": node ", n->node, " is stopping (", n->message,
-                     "): stopping the workers here too");
-            stop_workers(stop_signal);
-          } else {
-            cause = Cause::remote_abort;
-            log.error(me, ": node ", n->node, " reported: ", n->message, "; stopping the workers here");
-            stop_workers(SIGTERM);
-          }
-        }
-      } catch (const DistError& e) {
-        cause = Cause::lost_store;
-        remote = e.bare_what();
-        log.error(remote, "; stopping the workers here");
-        stop_workers(SIGTERM);
-      }
-    }
-    if (deadline && !killed && now >= *deadline) {
-      killed = true;
-      for (auto& w : workers)
-        if (!w.done) {
-          log.warn("rank ", w.rank, " did not stop within ", seconds(o.worker_timeout), " s: killing it");
-          kill(w.pid, SIGKILL);
-          w.killed = true;
-        }
-    }
-    poll(nullptr, 0, 20);
-  }
+  Supervisor supervisor(o, me, *store, workers);
+  supervisor.run();
   for (auto& t : pumps) t.join();
-
-  // Node 0 keeps the store up until every node is done (bounded), so that they can read its notices.
-  store->mark_done();
-  if (o.nnodes > 1 && store->hosts()) {
-    if (!store->wait_all_done(after(o.worker_timeout)))
-      log.warn("not every node reported its end within ", seconds(o.worker_timeout), " s");
-    if (cause == Cause::local_failure && remote.empty()) {
-      try {
-        if (auto n = store->poll()) remote = n->message;
-      } catch (const DistError&) {
-      }
-    }
-  }
-
-  const std::string where = "ethost: error: launcher: ";
-  switch (cause) {
-    case Cause::local_failure: {
-      int code = exit_code_of_status(failed->status);
-      std::cerr << where << "rank " << failed->rank << " (" << me << ") failed ("
-                << describe_status(failed->status) << ")"
-                << (remote.empty() ? "" : "; another node reported: " + remote) << "; all workers stopped"
-                << std::endl;
-      return code == 0 ? 1 : code;
-    }
-    case Cause::remote_abort:
-      std::cerr << where << me << " stopped its workers because another node failed: " << remote << std::endl;
-      return kExitDistributed;
-    case Cause::lost_store:
-      std::cerr << where << remote << "; " << me << " stopped its workers" << std::endl;
-      return kExitDistributed;
-    case Cause::signal:
-    case Cause::remote_stop: {
-      bool all_ok = true;
-      for (auto& w : workers) all_ok = all_ok && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
-      if (all_ok) return kExitOk;  // they had finished anyway
-      std::string ranks;
-      for (auto& w : workers)
-        ranks += "; rank " + std::to_string(w.rank) + ": " + describe_status(w.status) +
-                 (w.killed ? " after the " + seconds(o.worker_timeout) + " s worker timeout" : "");
-      std::cerr << where << me << " stopped by signal " << stop_signal << " (" << strsignal(stop_signal)
-                << ", " << (cause == Cause::signal ? "received here" : "from another node: " + remote) << ")"
-                << ranks << std::endl;
-      return 128 + stop_signal;
-    }
-    case Cause::none:
-      break;
-  }
-  int worst = 0;
-  for (auto& w : workers) worst = std::max(worst, exit_code_of_status(w.status));
-  return worst;
+  supervisor.finish_rendezvous();
+  return supervisor.exit_code();
 }
 
 }  // namespace et::host

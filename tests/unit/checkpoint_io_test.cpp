@@ -228,20 +228,6 @@ TEST_SUITE("unit.checkpoint_io") {
     CHECK(cursor == file.size() - 8 - n);
   }
 
-  TEST_CASE("safetensors: files we write pass an independent Python parser with Python's values") {
-    et::test::TempDir tmp("ckpt_python");
-    StateDict small = et::io::read_safetensors(fixture("small.safetensors"));
-    std::string path = tmp / "ours.safetensors";
-    et::io::write_safetensors(path, small);
-    auto r = et::test::run_process({"python3", fixture("check_safetensors.py"), path, fixture("expected.json"), "small"});
-    INFO(r.out << r.err);
-    REQUIRE(r.exit_code == 0);
-    auto report = json::parse(r.out);
-    CHECK(report["errors"].empty());
-    CHECK(report["metadata"] == json{{"format", "pt"}});
-    CHECK(report["order"] == expected()["small_order"]);
-  }
-
   TEST_CASE("safetensors: every corrupt file is a DataError naming the file and the reason") {
     et::test::TempDir tmp("ckpt_corrupt");
     const std::string good = et::test::read_file(fixture("small.safetensors"));
@@ -519,5 +505,21 @@ TEST_SUITE("unit.checkpoint_io") {
     CHECK(n == 1);
     expect_data_error([&] { et::io::write_file_atomic(tmp / "no/such/dir/x", "y"); }, "no/such/dir/x",
                       "cannot create");
+  }
+}
+
+TEST_SUITE("integration.checkpoint_io") {
+  TEST_CASE("safetensors: files we write pass an independent Python parser with Python's values") {
+    et::test::TempDir tmp("ckpt_python");
+    StateDict small = et::io::read_safetensors(fixture("small.safetensors"));
+    std::string path = tmp / "ours.safetensors";
+    et::io::write_safetensors(path, small);
+    auto r = et::test::run_process({"python3", fixture("check_safetensors.py"), path, fixture("expected.json"), "small"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto report = json::parse(r.out);
+    CHECK(report["errors"].empty());
+    CHECK(report["metadata"] == json{{"format", "pt"}});
+    CHECK(report["order"] == expected()["small_order"]);
   }
 }

@@ -30,7 +30,7 @@ std::vector<std::string> public_headers() {
 
 }  // namespace
 
-TEST_SUITE("unit.sdk_headers") {
+TEST_SUITE("lint.sdk_headers") {
   TEST_CASE("no public header includes torch/torch.h (directly or indirectly)") {
     auto headers = public_headers();
     CHECK(headers.size() >= 20);

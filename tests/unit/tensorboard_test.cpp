@@ -271,6 +271,28 @@ TEST_SUITE("unit.tensorboard") {
     }
   }
 
+  TEST_CASE("metrics.jsonl: one flushed JSON object per line") {
+    CHECK(tb::metrics_json_line("eval", 10, {{"accuracy", 0.5}, {"step", 1}}, 1.25) ==
+          R"({"event":"eval","step":10,"time":1.25,"accuracy":0.5,"value_step":1.0})");
+    CHECK(tb::metrics_json_line("train", 3, {{"loss", std::nan("")}}, 2) ==
+          R"({"event":"train","step":3,"time":2.0,"loss":null})");
+    std::string now_line = tb::metrics_json_line("x", 0, {});
+    CHECK(now_line.rfind(R"({"event":"x","step":0,"time":)", 0) == 0);
+    TempDir dir("metrics_log");
+    std::string path = dir / "run/metrics.jsonl";
+    {
+      tb::MetricsLog log(path);
+      log.write(R"({"a":1})");
+      CHECK(et::test::read_file(path) == "{\"a\":1}\n");  // flushed per line
+      log.write("{\n  \"b\": 2\n}\n");
+    }
+    tb::MetricsLog again(path);  // appends
+    again.write(R"({"c":3})");
+    CHECK(et::test::read_file(path) == "{\"a\":1}\n{   \"b\": 2 }\n{\"c\":3}\n");
+  }
+}
+
+TEST_SUITE("integration.tensorboard") {
   TEST_CASE("an independent Python reader (read_events.py) agrees") {
     TempDir dir("tensorboard");
     std::string path;
@@ -300,25 +322,5 @@ TEST_SUITE("unit.tensorboard") {
         {"/usr/bin/python3", ETHOST_FIXTURES_DIR "/tensorboard/read_events.py", dir / "bad"});
     CHECK(bad.exit_code == 1);
     CHECK(et::test::contains(bad.err, "bad data checksum"));
-  }
-
-  TEST_CASE("metrics.jsonl: one flushed JSON object per line") {
-    CHECK(tb::metrics_json_line("eval", 10, {{"accuracy", 0.5}, {"step", 1}}, 1.25) ==
-          R"({"event":"eval","step":10,"time":1.25,"accuracy":0.5,"value_step":1.0})");
-    CHECK(tb::metrics_json_line("train", 3, {{"loss", std::nan("")}}, 2) ==
-          R"({"event":"train","step":3,"time":2.0,"loss":null})");
-    std::string now_line = tb::metrics_json_line("x", 0, {});
-    CHECK(now_line.rfind(R"({"event":"x","step":0,"time":)", 0) == 0);
-    TempDir dir("metrics_log");
-    std::string path = dir / "run/metrics.jsonl";
-    {
-      tb::MetricsLog log(path);
-      log.write(R"({"a":1})");
-      CHECK(et::test::read_file(path) == "{\"a\":1}\n");  // flushed per line
-      log.write("{\n  \"b\": 2\n}\n");
-    }
-    tb::MetricsLog again(path);  // appends
-    again.write(R"({"c":3})");
-    CHECK(et::test::read_file(path) == "{\"a\":1}\n{   \"b\": 2 }\n{\"c\":3}\n");
   }
 }

@@ -1,4 +1,5 @@
-// tokenizer_test.cpp: et::text::Tokenizer vs HF BertTokenizer 4.30.2 references, offsets, errors and the CLI.
+// tokenizer_test.cpp: et::text::Tokenizer vs HF BertTokenizer 4.30.2 references, offsets and errors (in
+// process: unit.tokenizer), and the `ethost tokenize` CLI (integration.tokenizer).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -161,22 +162,6 @@ TEST_SUITE("unit.tokenizer") {
     }
   }
 
-  TEST_CASE("ethost tokenize reproduces every reference file (one run per file)") {
-    const std::pair<const char*, std::string> files[] = {{"tok_cases.zh.jsonl", kZhVocab},
-                                                         {"tok_cases.en_uncased.jsonl", kEnVocab}};
-    for (auto& [file, vocab] : files) {
-      auto refs = read_jsonl(kDir + file);
-      std::string in;
-      for (auto& r : refs) in += r["text"].get<std::string>() + "\n";
-      INFO(file);
-      check_cli_output(refs, et::test::run_ethost({"tokenize", "--vocab", vocab}, {}, in));
-    }
-    auto refs = read_jsonl(kDir + "tok_pairs_zh.max64.jsonl");
-    auto r = et::test::run_ethost({"tokenize", "--vocab", kZhVocab, "--pair", "--max_length", "64"}, {},
-                                  et::test::read_file(kDir + "tok_pairs_zh.tsv"));
-    check_cli_output(refs, r, 64);
-  }
-
   TEST_CASE("offsets are code points of the original text") {
     auto e = zh().encode("我爱Beijing 2022年");
     CHECK(tokens_of(e) == Strings{"我", "爱", "be", "##i", "##jing", "2022", "年"});
@@ -251,9 +236,6 @@ TEST_SUITE("unit.tokenizer") {
     CHECK(et::test::contains(e, "[UNK]"));
     e = error_of([&] { Vocab::from_file(dir / "missing.txt"); });
     CHECK(et::test::contains(e, dir / "missing.txt"));
-    auto r = et::test::run_ethost({"tokenize", "--vocab", dir / "no_unk.txt"}, {}, "hello\n");
-    CHECK(r.exit_code == 2);
-    CHECK(et::test::contains(r.err, "[UNK]"));
   }
 
   TEST_CASE("from_model_dir reads tokenizer_config.json; options change casing and never_split") {
@@ -302,6 +284,32 @@ TEST_SUITE("unit.tokenizer") {
     REQUIRE(pbatch.size() == pairs.size());
     for (std::size_t i = 0; i < pairs.size(); ++i)
       CHECK(same(pbatch[i], t.encode(pairs[i].first, pairs[i].second)));
+  }
+}
+
+TEST_SUITE("integration.tokenizer") {
+  TEST_CASE("ethost tokenize reproduces every reference file (one run per file)") {
+    const std::pair<const char*, std::string> files[] = {{"tok_cases.zh.jsonl", kZhVocab},
+                                                         {"tok_cases.en_uncased.jsonl", kEnVocab}};
+    for (auto& [file, vocab] : files) {
+      auto refs = read_jsonl(kDir + file);
+      std::string in;
+      for (auto& r : refs) in += r["text"].get<std::string>() + "\n";
+      INFO(file);
+      check_cli_output(refs, et::test::run_ethost({"tokenize", "--vocab", vocab}, {}, in));
+    }
+    auto refs = read_jsonl(kDir + "tok_pairs_zh.max64.jsonl");
+    auto r = et::test::run_ethost({"tokenize", "--vocab", kZhVocab, "--pair", "--max_length", "64"}, {},
+                                  et::test::read_file(kDir + "tok_pairs_zh.tsv"));
+    check_cli_output(refs, r, 64);
+  }
+
+  TEST_CASE("ethost tokenize: a vocabulary without [UNK] exits 2 and says so") {
+    et::test::TempDir dir("tokenizer_cli");
+    et::test::write_file(dir / "no_unk.txt", "[PAD]\n[CLS]\n[SEP]\n[MASK]\nhello\n");
+    auto r = et::test::run_ethost({"tokenize", "--vocab", dir / "no_unk.txt"}, {}, "hello\n");
+    CHECK(r.exit_code == 2);
+    CHECK(et::test::contains(r.err, "[UNK]"));
   }
 
   TEST_CASE("ethost tokenize: usage errors exit 2, a pair line without a tab exits 4") {

@@ -1,7 +1,7 @@
-// trainer_test.cpp: the trainer in process, on tiny models and a fake context (no plugins): a three-loss
-// model's terms reach metrics.jsonl, TensorBoard and observers with their hand-computed values; a
-// distillation-style forward hook runs without autograd on every micro-step and its outputs drive the loss;
-// trainer keys have one default each.
+// trainer_test.cpp: the trainer in process, on a two-parameter model (y = w x + b) and a fake context (no
+// plugins, no processes): a three-loss model's terms reach metrics.jsonl, TensorBoard and observers with
+// their hand-computed values; a distillation-style forward hook runs without autograd on every micro-step and
+// its outputs drive the loss; trainer keys have one default each.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
@@ -14,6 +14,7 @@
 #include "ethost/data/dataset.h"
 #include "ethost/error.h"
 #include "ethost/train/trainer.h"
+#include "fake_context.h"
 #include "process.h"
 #include "tensor_json.h"
 
@@ -55,31 +56,20 @@ class SgdFactory final : public OptimizerFactory {
 };
 
 // A context with one process and an "sgd" optimizer; nothing else can be created.
-class FakeContext final : public Context {
- public:
-  WorldInfo world() const override { return {}; }
-  int threads() const override { return 1; }
-  ConfigView config() const override { return cfg_.view(); }
-  int stop_signal() const override { return 0; }
-  ConfigView defaults_of(const std::string&, const std::string&) override { return Config().view(); }
+std::unique_ptr<et::test::FakeContext> sgd_context() {
+  auto ctx = std::make_unique<et::test::FakeContext>();
+  ctx->add_optimizer("sgd", [](const ConfigView&) { return std::make_unique<SgdFactory>(); });
+  return ctx;
+}
 
- protected:
-  std::unique_ptr<App> create_app(const std::string& n, const ConfigView&) override {
-    throw PluginError("no app " + n);
+// The two-parameter model: y = w x + b on scalar inputs.
+struct LineImpl : torch::nn::Module {
+  LineImpl(float w0, float b0) {
+    w = register_parameter("w", torch::full({1}, w0));
+    b = register_parameter("b", torch::full({1}, b0));
   }
-  std::unique_ptr<Model> create_model(const std::string& n, const ConfigView&) override {
-    throw PluginError("no model " + n);
-  }
-  std::unique_ptr<OptimizerFactory> create_optimizer(const std::string& n, const ConfigView&) override {
-    if (n != "sgd") throw PluginError("no optimizer " + n);
-    return std::make_unique<SgdFactory>();
-  }
-  std::unique_ptr<Reader> create_reader(const std::string& n, const ConfigView&) override {
-    throw PluginError("no reader " + n);
-  }
-
- private:
-  Config cfg_;
+  at::Tensor forward(const at::Tensor& x) { return w * x + b; }
+  at::Tensor w, b;
 };
 
 // Wraps a module as an et::Model whose forward is a function.
@@ -108,18 +98,17 @@ class Task final : public train::TrainTask {
   void save_model(const std::string&) override {}
 };
 
-// n examples: "x" a float vector [4] (seeded uniform in [-1, 1]), "y" a float target.
+// n examples: "x" a float scalar (seeded uniform in [-1, 1]), "y" = 2 x - 1.
 data::Dataset make_data(int n) {
   data::Dataset ds;
-  ds.schema.tensor("x").scalar("y", data::DType::float32);
+  ds.schema.scalar("x", data::DType::float32).scalar("y", data::DType::float32);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int i = 0; i < n; ++i) {
-    std::vector<float> x(4);
-    for (int k = 0; k < 4; ++k) x[size_t(k)] = u(rng);
+    const float x = u(rng);
     data::Example e;
-    e.set("x", data::Feature::sequence(x));
-    e.set("y", data::Feature::scalar(static_cast<float>(x[0] - 2 * x[3])));
+    e.set("x", data::Feature::scalar(x));
+    e.set("y", data::Feature::scalar(2 * x - 1));
     e.index = i;
     ds.examples.push_back(std::move(e));
   }
@@ -146,19 +135,18 @@ TEST_SUITE("unit.trainer") {
   TEST_CASE(
       "a three-loss model: every term is logged (metrics.jsonl, TensorBoard, observers) with its value") {
     et::test::TempDir dir("trainer_terms");
-    torch::manual_seed(11);  // the initial weights must not depend on the tests that ran before
-    auto lin = std::make_shared<torch::nn::LinearImpl>(4, 3);
-    auto forward = [lin](const TensorMap& in) {
-      at::Tensor h = lin->forward(in.at("x"));  // [B, 3]: one output per loss
+    auto line = std::make_shared<LineImpl>(0.5f, 0.25f);
+    auto forward = [line](const TensorMap& in) {
+      at::Tensor h = line->forward(in.at("x"));  // [B]
       const at::Tensor& y = in.at("y");
       TensorMap out;
-      out["a_loss"] = (h.select(1, 0) - y).pow(2).mean();
-      out["b_loss"] = (h.select(1, 1) + y).abs().mean();
-      out["c_loss"] = 0.5 * h.select(1, 2).pow(2).mean();
+      out["a_loss"] = (h - y).pow(2).mean();
+      out["b_loss"] = 0.1 * line->b.abs().sum();
+      out["c_loss"] = 0.05 * line->w.pow(2).sum();
       out["loss"] = out["a_loss"] + out["b_loss"] + out["c_loss"];
       return out;
     };
-    FnModel model(lin, forward);
+    FnModel model(line, forward);
     auto ds = make_data(32);
     // Hand-computed losses of the first batch (examples 0-7) at the initial weights.
     std::map<std::string, double> first;
@@ -167,10 +155,10 @@ TEST_SUITE("unit.trainer") {
       auto b = data::collate(ds, {0, 1, 2, 3, 4, 5, 6, 7});
       for (auto& [k, v] : forward(b.tensors)) first[k] = v.item<double>();
     }
-    FakeContext ctx;
+    auto ctx = sgd_context();
     Task task;
     Config cfg = train_config(dir.path(), "max_steps = 3\n");
-    train::Trainer trainer(ctx, cfg.view(), model, task, ds);
+    train::Trainer trainer(*ctx, cfg.view(), model, task, ds);
     Recorder rec;
     trainer.add_observer(rec);
     auto r = trainer.fit();
@@ -213,13 +201,12 @@ TEST_SUITE("unit.trainer") {
 
   TEST_CASE("a distillation-style forward hook: no autograd, every micro-step, its outputs drive the loss") {
     et::test::TempDir dir("trainer_hook");
-    torch::manual_seed(3);
-    auto teacher = std::make_shared<torch::nn::LinearImpl>(4, 2);
-    auto student = std::make_shared<torch::nn::LinearImpl>(4, 2);
+    auto teacher = std::make_shared<LineImpl>(-1.5f, 0.75f);
+    auto student = std::make_shared<LineImpl>(0.0f, 0.0f);
     teacher->eval();
-    const at::Tensor teacher_w = teacher->weight.detach().clone();
+    const at::Tensor teacher_w = teacher->w.detach().clone();
     struct Teacher final : train::ForwardHook {
-      std::shared_ptr<torch::nn::LinearImpl> m;
+      std::shared_ptr<LineImpl> m;
       int calls = 0, with_grad = 0, in_train_mode = 0;
       void forward(const data::Batch&, const TensorMap& inputs, TensorMap& extras) override {
         ++calls;
@@ -241,20 +228,22 @@ TEST_SUITE("unit.trainer") {
       l.terms = {{"distill_loss", l.total}, {"zero_loss", l.total * 0}};
       return l;
     };
-    FakeContext ctx;
+    auto ctx = sgd_context();
     auto ds = make_data(64);
     Config cfg =
-        train_config(dir.path(), "epoch_num = 40\ngradient_accumulation_steps = 2\nmax_grad_norm = 0\n");
-    train::Trainer trainer(ctx, cfg.view(), model, task, ds);
+        train_config(dir.path(), "epoch_num = 10\ngradient_accumulation_steps = 2\nmax_grad_norm = 0\n");
+    train::Trainer trainer(*ctx, cfg.view(), model, task, ds);
     trainer.add_forward_hook(hook);
     auto r = trainer.fit();
-    CHECK(r.steps == 160);         // 8 micro-batches an epoch, 2 per step, 40 epochs
-    CHECK(hook.calls == 2 * 160);  // once per micro-step
+    CHECK(r.steps == 40);         // 8 micro-batches an epoch, 2 per step, 10 epochs
+    CHECK(hook.calls == 2 * 40);  // once per micro-step
     CHECK(hook.with_grad == 0);
     CHECK(hook.in_train_mode == 0);  // the trainer leaves the teacher's mode alone
-    CHECK(torch::equal(teacher->weight, teacher_w));
-    CHECK_FALSE(teacher->weight.grad().defined());
-    CHECK(torch::allclose(student->weight, teacher->weight, 1e-3, 1e-3));  // the student learned the teacher
+    CHECK(torch::equal(teacher->w, teacher_w));
+    CHECK_FALSE(teacher->w.grad().defined());
+    // The student learned the teacher.
+    CHECK(torch::allclose(student->w, teacher->w, 1e-3, 1e-3));
+    CHECK(torch::allclose(student->b, teacher->b, 1e-3, 1e-3));
     auto last = et::test::read_jsonl(dir / "metrics.jsonl").back();
     CHECK(last.contains("distill_loss"));
   }

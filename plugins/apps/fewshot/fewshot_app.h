@@ -39,6 +39,7 @@ class FewshotApp final : public app::SupervisedApp {
   at::Tensor dataset_probabilities(const data::Dataset& ds);
   // Self-training generations (fewshot_self_train.cpp), when self_training.generations > 0.
   void self_train();
+  struct SelfTraining;  // their shared state (fewshot_self_train.cpp)
   // Per-label probabilities [rows x labels] of rows with the saved model (the Predictor path); rows that
   // cannot be encoded get zeros.
   std::vector<float> label_rows(const std::vector<data::Column>& columns, const std::vector<Row>& rows);

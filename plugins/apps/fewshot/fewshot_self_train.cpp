@@ -23,12 +23,14 @@
 namespace fs = std::filesystem;
 
 namespace et::apps::fewshot {
-namespace {
 
-struct Table {
+// Rows read through a reader, with its columns (outside the anonymous namespace: SelfTraining holds some).
+struct RowTable {
   std::vector<data::Column> columns;
   std::vector<Row> rows;
 };
+
+namespace {
 
 // Rows as JSON lines of strings, with the columns given (the children read them with reader/jsonl).
 void write_jsonl(const std::string& path, const std::vector<std::string>& names,
@@ -49,14 +51,14 @@ std::string fmt4(double v) {
 }
 
 // Rows of files through the configured reader; input_schema (when not empty) replaces data.input_schema.
-Table read_table(Context& ctx, const ConfigView& root, const std::string& reader,
+RowTable read_table(Context& ctx, const ConfigView& root, const std::string& reader,
                  const std::vector<std::string>& files, const std::string& input_schema,
                  const log::Logger& log, const std::string& what) {
   Config dc = Config::from_view(root.sub("data"));
   if (!input_schema.empty()) dc.set_string("input_schema", input_schema, "self_training.input_schema");
   auto r = ctx.create<Reader>(reader, dc.view());
   r->open(files);
-  Table t;
+  RowTable t;
   t.columns = r->columns();
   Row row;
   while (r->next(row)) t.rows.push_back(row);
@@ -65,53 +67,94 @@ Table read_table(Context& ctx, const ConfigView& root, const std::string& reader
   return t;
 }
 
+// data.input_schema without the label column (the unlabeled rows' schema when self_training.input_schema is
+// not given).
+std::string schema_without_label(const ConfigView& root, const std::string& label_name) {
+  std::string schema;
+  for (const auto& c : data::parse_input_schema(root.get_string("data.input_schema"), "data.input_schema"))
+    if (c.name != label_name)
+      schema += (schema.empty() ? "" : ",") + c.name + ":" + c.type + ":" + std::to_string(c.length);
+  return schema;
+}
+
 }  // namespace
 
-void FewshotApp::self_train() {
-  const ConfigView st = root().sub("self_training");
-  const int64_t generations = st.get_int("generations");
-  const auto unlabeled_files = st.get_string_list("unlabeled_tables");
-  if (unlabeled_files.empty())
-    throw ConfigError("self-training needs unlabeled rows", root().where("self_training.unlabeled_tables"),
+// The state the generations share: the labelled, dev and unlabeled rows, the files the children read, and
+// each generation's report.
+struct FewshotApp::SelfTraining {
+  FewshotApp& app;
+  const et::app::SupervisedOptions& o;
+  const ConfigView st;
+  int64_t generations = 0, max_unlabeled = 0;
+  SelectOptions sel;
+  RowTable train, dev, pool;
+  std::string unl_schema;
+  std::vector<Row> unlabeled;  // distinct pool rows repeating no training, dev or excluded row
+  int64_t repeat_train = 0, repeat_excluded = 0;
+  // What every child reads: JSON lines of string columns (the training schema's), written under work.
+  std::string work, child_schema, dev_file;
+  std::vector<std::string> names;
+  std::vector<std::vector<std::string>> train_values, dev_values;
+  size_t label_col = 0;
+  RowTable devj;  // the dev rows as the children read them, for each generation's dev accuracy
+  nlohmann::json report = nlohmann::json::array();
+  std::string prev_model;
+
+  explicit SelfTraining(FewshotApp& a) : app(a), o(a.options()), st(a.root().sub("self_training")) {}
+
+  void check_config();
+  void read_rows();
+  void drop_repeats(const std::vector<std::string>& text_cols);
+  void prepare_children();
+  std::vector<std::string> values_of(const RowTable& t, const Row& r) const;
+  void pseudo_label(int64_t g, std::vector<std::vector<std::string>>& rows, nlohmann::json& gen);
+  Config child_config(int64_t g, const std::string& gen_dir,
+                      const std::vector<std::vector<std::string>>& rows);
+  double dev_accuracy(const Config& child);
+  void run_generation(int64_t g);
+  void write_summary() const;
+};
+
+void FewshotApp::SelfTraining::check_config() {
+  generations = st.get_int("generations");
+  if (st.get_string_list("unlabeled_tables").empty())
+    throw ConfigError("self-training needs unlabeled rows",
+                      app.root().where("self_training.unlabeled_tables"),
                       "name the task's unlabeled file, e.g. data/fewclue/eprstmt/unlabeled.json");
-  const auto& o = options();
   if (o.tables.size() < 2)
     throw ConfigError("self-training needs a dev set to report each generation on",
-                      root().where("data.tables"), "give data.tables as \"train,dev\"");
+                      app.root().where("data.tables"), "give data.tables as \"train,dev\"");
   if (o.checkpoint_dir.empty())
-    throw ConfigError("self-training needs train.checkpoint_dir", root().where("train.checkpoint_dir"));
-  SelectOptions sel;
+    throw ConfigError("self-training needs train.checkpoint_dir", app.root().where("train.checkpoint_dir"));
   sel.threshold = st.get_double("threshold");
   sel.top_k = st.get_int("top_k");
   sel.balanced = st.get_bool("balanced");
-  const int64_t max_unlabeled = st.get_int("max_unlabeled");
-  const std::string label_name = o.label_name;
+  max_unlabeled = st.get_int("max_unlabeled");
+}
 
-  // The labelled rows (train, dev), the rows to exclude, and the unlabeled pool.
+// The labelled rows (train, dev) and the unlabeled pool.
+void FewshotApp::SelfTraining::read_rows() {
   const std::vector<std::string> train_files{o.tables[0]}, dev_files(o.tables.begin() + 1, o.tables.end());
-  Table train = read_table(context(), root(), o.reader, train_files, "", logger(), "training rows");
-  Table dev = read_table(context(), root(), o.reader, dev_files, "", logger(), "dev rows");
-  std::string unl_schema = st.get_string("input_schema");
-  if (unl_schema.empty()) {  // data.input_schema without the label column
-    for (const auto& c :
-         data::parse_input_schema(root().get_string("data.input_schema"), "data.input_schema"))
-      if (c.name != label_name)
-        unl_schema +=
-            (unl_schema.empty() ? "" : ",") + c.name + ":" + c.type + ":" + std::to_string(c.length);
-  }
-  Table pool =
-      read_table(context(), root(), o.reader, unlabeled_files, unl_schema, logger(), "unlabeled rows");
-  const auto text_cols = pattern_.columns();
-  // A row's texts (the pattern's columns), trimmed. An unlabeled row is dropped when any of its texts is a
-  // text of a training, dev or excluded row (a pair sharing one sentence with a test pair is a repeat too).
-  auto texts_of = [&](const Table& t, const Row& r) {
+  train = read_table(app.context(), app.root(), o.reader, train_files, "", app.logger(), "training rows");
+  dev = read_table(app.context(), app.root(), o.reader, dev_files, "", app.logger(), "dev rows");
+  unl_schema = st.get_string("input_schema");
+  if (unl_schema.empty()) unl_schema = schema_without_label(app.root(), o.label_name);
+  pool = read_table(app.context(), app.root(), o.reader, st.get_string_list("unlabeled_tables"), unl_schema,
+                    app.logger(), "unlabeled rows");
+}
+
+// A row's texts (the pattern's columns), trimmed. An unlabeled row is dropped when any of its texts is a
+// text of a training, dev or excluded row (a pair sharing one sentence with a test pair is a repeat too);
+// then a seeded sample of self_training.max_unlabeled rows is kept.
+void FewshotApp::SelfTraining::drop_repeats(const std::vector<std::string>& text_cols) {
+  auto texts_of = [&](const RowTable& t, const Row& r) {
     std::vector<std::string> texts;
     for (const auto& c : text_cols)
       texts.push_back(text_key({r.values[data::column_index(t.columns, c, "pattern")]}));
     return texts;
   };
   std::set<std::string> labelled_texts, excluded_texts;
-  auto add = [&](std::set<std::string>& into, const Table& t) {
+  auto add = [&](std::set<std::string>& into, const RowTable& t) {
     for (const auto& r : t.rows)
       for (auto& x : texts_of(t, r))
         if (!x.empty()) into.insert(std::move(x));
@@ -120,13 +163,11 @@ void FewshotApp::self_train() {
   add(excluded_texts, dev);
   const auto exclude_files = st.get_string_list("exclude_tables");
   if (!exclude_files.empty())
-    add(excluded_texts,
-        read_table(context(), root(), o.reader, exclude_files, unl_schema, logger(), "excluded rows"));
+    add(excluded_texts, read_table(app.context(), app.root(), o.reader, exclude_files, unl_schema,
+                                   app.logger(), "excluded rows"));
   auto any_in = [](const std::vector<std::string>& texts, const std::set<std::string>& set) {
     return std::any_of(texts.begin(), texts.end(), [&](const std::string& x) { return set.count(x) > 0; });
   };
-  std::vector<Row> unlabeled;
-  int64_t repeat_train = 0, repeat_excluded = 0;
   std::set<std::string> seen;
   for (const auto& r : pool.rows) {
     auto texts = texts_of(pool, r);
@@ -138,114 +179,131 @@ void FewshotApp::self_train() {
       unlabeled.push_back(r);
     }
   }
-  logger().info(
+  app.logger().info(
       "self-training: ", pool.rows.size(), " unlabeled rows; dropped ", repeat_train,
       " that share a text with a training row and ", repeat_excluded,
       " that share one with a dev or excluded row (data.tables dev, self_training.exclude_tables); ",
       unlabeled.size(), " distinct rows left");
   if (max_unlabeled > 0 && static_cast<int64_t>(unlabeled.size()) > max_unlabeled) {
-    std::mt19937_64 rng(static_cast<uint64_t>(root().get_int("train.seed", 42)));
+    std::mt19937_64 rng(static_cast<uint64_t>(app.root().get_int("train.seed", 42)));
     std::shuffle(unlabeled.begin(), unlabeled.end(), rng);
     unlabeled.resize(size_t(max_unlabeled));
-    logger().info("self-training: a seeded sample of ", max_unlabeled,
-                  " of them is labelled (self_training.max_unlabeled)");
+    app.logger().info("self-training: a seeded sample of ", max_unlabeled,
+                      " of them is labelled (self_training.max_unlabeled)");
   }
+}
 
-  // Every child reads JSON lines of string columns written here: the training schema's columns.
-  const std::string work = (fs::path(o.checkpoint_dir) / "self_training").string();
+// A row's values in the training schema's column order ("" for a column its table lacks).
+std::vector<std::string> FewshotApp::SelfTraining::values_of(const RowTable& t, const Row& r) const {
+  std::vector<std::string> v;
+  for (const auto& n : names) {
+    auto it = std::find_if(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.name == n; });
+    v.push_back(it == t.columns.end() ? std::string() : r.values[size_t(it - t.columns.begin())]);
+  }
+  return v;
+}
+
+// Every child reads JSON lines of string columns written here: the training schema's columns.
+void FewshotApp::SelfTraining::prepare_children() {
+  work = (fs::path(o.checkpoint_dir) / "self_training").string();
   fs::create_directories(work);
-  std::vector<std::string> names;
-  std::string child_schema;
   for (const auto& c : train.columns) {
     names.push_back(c.name);
     child_schema += (child_schema.empty() ? "" : ",") + c.name + ":str:1";
   }
-  auto values_of = [&](const Table& t, const Row& r) {
-    std::vector<std::string> v;
-    for (const auto& n : names) {
-      auto it = std::find_if(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.name == n; });
-      v.push_back(it == t.columns.end() ? std::string() : r.values[size_t(it - t.columns.begin())]);
-    }
-    return v;
-  };
-  std::vector<std::vector<std::string>> train_values, dev_values;
   for (const auto& r : train.rows) train_values.push_back(values_of(train, r));
   for (const auto& r : dev.rows) dev_values.push_back(values_of(dev, r));
-  const std::string dev_file = work + "/dev.jsonl";
+  dev_file = work + "/dev.jsonl";
   write_jsonl(dev_file, names, dev_values);
-  const size_t label_col = size_t(std::find(names.begin(), names.end(), label_name) - names.begin());
-  Table devj;  // the dev rows as the children read them, for each generation's dev accuracy
+  label_col = size_t(std::find(names.begin(), names.end(), o.label_name) - names.begin());
   for (const auto& n : names) devj.columns.push_back({n, "str", 1});
   for (auto& v : dev_values) devj.rows.push_back(Row{v, dev_file, 0});
+}
 
-  nlohmann::json report = nlohmann::json::array();
-  std::string prev_model;
-  for (int64_t g = 0; g <= generations; ++g) {
-    const bool last = g == generations;
-    const std::string gen_dir =
-        last ? o.checkpoint_dir : (fs::path(work) / ("generation-" + std::to_string(g))).string();
-    auto rows = train_values;
-    nlohmann::json gen{{"generation", g}, {"checkpoint_dir", gen_dir}};
-    if (g > 0) {
-      // Label the pool with the previous generation's model.
-      Config lc = Config::from_view(root());
-      lc.set_string("pretrain_model_name_or_path", "", "self-training");
-      lc.set_string("train.checkpoint_dir", prev_model, "self-training");
-      lc.set_string("data.input_schema", unl_schema, "self-training");
-      lc.set_int("self_training.generations", 0, "self-training");
-      FewshotApp labeler(lc.view(), context());
-      auto probs = labeler.label_rows(pool.columns, unlabeled);
-      auto picked = select_pseudo_labels(probs, labeler.table_.labels, sel);
-      std::vector<int64_t> per_class(size_t(labeler.table_.labels), 0);
-      for (const auto& p : picked) {
-        auto v = values_of(pool, unlabeled[size_t(p.row)]);
-        v[label_col] = labeler.labels().names[size_t(p.label)];
-        rows.push_back(std::move(v));
-        ++per_class[size_t(p.label)];
-      }
-      gen["pseudo_labels"] = picked.size();
-      gen["pseudo_labels_per_class"] = per_class;
-      logger().info("self-training generation ", g, ": ", picked.size(), " pseudo-labels from ",
+// Labels the pool with the previous generation's model and adds the kept pseudo-labels to rows.
+void FewshotApp::SelfTraining::pseudo_label(int64_t g, std::vector<std::vector<std::string>>& rows,
+                                            nlohmann::json& gen) {
+  Config lc = Config::from_view(app.root());
+  lc.set_string("pretrain_model_name_or_path", "", "self-training");
+  lc.set_string("train.checkpoint_dir", prev_model, "self-training");
+  lc.set_string("data.input_schema", unl_schema, "self-training");
+  lc.set_int("self_training.generations", 0, "self-training");
+  FewshotApp labeler(lc.view(), app.context());
+  auto probs = labeler.label_rows(pool.columns, unlabeled);
+  auto picked = select_pseudo_labels(probs, labeler.table_.labels, sel);
+  std::vector<int64_t> per_class(size_t(labeler.table_.labels), 0);
+  for (const auto& p : picked) {
+    auto v = values_of(pool, unlabeled[size_t(p.row)]);
+    v[label_col] = labeler.labels().names[size_t(p.label)];
+    rows.push_back(std::move(v));
+    ++per_class[size_t(p.label)];
+  }
+  gen["pseudo_labels"] = picked.size();
+  gen["pseudo_labels_per_class"] = per_class;
+  app.logger().info("self-training generation ", g, ": ", picked.size(), " pseudo-labels from ",
                     unlabeled.size(), " rows (threshold ", sel.threshold, ", top_k ", sel.top_k,
                     sel.balanced ? ", balanced" : "", ")");
-      if (picked.empty())
-        logger().warn("self-training generation ", g,
+  if (picked.empty())
+    app.logger().warn("self-training generation ", g,
                       " keeps no pseudo-label: lower self_training.threshold");
-    }
-    const std::string train_file = work + "/train-generation-" + std::to_string(g) + ".jsonl";
-    write_jsonl(train_file, names, rows);
-    Config cc = Config::from_view(root());
-    cc.set_string("train.checkpoint_dir", gen_dir, "self-training");
-    cc.set_string_list("data.tables", {train_file, dev_file}, "self-training");
-    cc.set_string("data.reader", "jsonl", "self-training");
-    cc.set_string("data.input_schema", child_schema, "self-training");
-    cc.set_bool("data.skip_first_line", false, "self-training");
-    cc.erase("data.delimiter");
-    cc.erase("data.quote");
-    cc.set_int("self_training.generations", 0, "self-training");
-    {
-      FewshotApp child(cc.view(), context());
-      child.SupervisedApp::run(Mode::train);
-    }
-    // The generation's dev accuracy, with the model it saved.
-    Config ec = Config::from_view(cc.view());
-    ec.set_string("pretrain_model_name_or_path", "", "self-training");
-    FewshotApp judge(ec.view(), context());
-    auto probs = judge.label_rows(devj.columns, devj.rows);
-    int64_t right = 0;
-    const int64_t L = judge.table_.labels;
-    for (size_t r = 0; r < devj.rows.size(); ++r) {
-      const float* p = probs.data() + int64_t(r) * L;
-      right += judge.labels().names[size_t(std::max_element(p, p + L) - p)] == dev_values[r][label_col];
-    }
-    const double acc = devj.rows.empty() ? 0.0 : double(right) / double(devj.rows.size());
-    gen["dev_accuracy"] = acc;
-    gen["training_rows"] = rows.size();
-    report.push_back(gen);
-    logger().info("self-training generation ", g, ": dev accuracy ", fmt4(acc), " (", rows.size(),
-                  " training rows)");
-    prev_model = gen_dir;
+}
+
+// Generation g's child config: its training rows (written here), the dev file, and its checkpoint_dir.
+Config FewshotApp::SelfTraining::child_config(int64_t g, const std::string& gen_dir,
+                                              const std::vector<std::vector<std::string>>& rows) {
+  const std::string train_file = work + "/train-generation-" + std::to_string(g) + ".jsonl";
+  write_jsonl(train_file, names, rows);
+  Config cc = Config::from_view(app.root());
+  cc.set_string("train.checkpoint_dir", gen_dir, "self-training");
+  cc.set_string_list("data.tables", {train_file, dev_file}, "self-training");
+  cc.set_string("data.reader", "jsonl", "self-training");
+  cc.set_string("data.input_schema", child_schema, "self-training");
+  cc.set_bool("data.skip_first_line", false, "self-training");
+  cc.erase("data.delimiter");
+  cc.erase("data.quote");
+  cc.set_int("self_training.generations", 0, "self-training");
+  return cc;
+}
+
+// The generation's dev accuracy, with the model it saved.
+double FewshotApp::SelfTraining::dev_accuracy(const Config& child) {
+  Config ec = Config::from_view(child.view());
+  ec.set_string("pretrain_model_name_or_path", "", "self-training");
+  FewshotApp judge(ec.view(), app.context());
+  auto probs = judge.label_rows(devj.columns, devj.rows);
+  int64_t right = 0;
+  const int64_t L = judge.table_.labels;
+  for (size_t r = 0; r < devj.rows.size(); ++r) {
+    const float* p = probs.data() + int64_t(r) * L;
+    right += judge.labels().names[size_t(std::max_element(p, p + L) - p)] == dev_values[r][label_col];
   }
+  return devj.rows.empty() ? 0.0 : double(right) / double(devj.rows.size());
+}
+
+// Generation 0 is PET on the labelled rows; a later one adds the previous model's pseudo-labels. The last
+// trains in train.checkpoint_dir.
+void FewshotApp::SelfTraining::run_generation(int64_t g) {
+  const bool last = g == generations;
+  const std::string gen_dir =
+      last ? o.checkpoint_dir : (fs::path(work) / ("generation-" + std::to_string(g))).string();
+  auto rows = train_values;
+  nlohmann::json gen{{"generation", g}, {"checkpoint_dir", gen_dir}};
+  if (g > 0) pseudo_label(g, rows, gen);
+  Config cc = child_config(g, gen_dir, rows);
+  {
+    FewshotApp child(cc.view(), app.context());
+    child.SupervisedApp::run(Mode::train);
+  }
+  const double acc = dev_accuracy(cc);
+  gen["dev_accuracy"] = acc;
+  gen["training_rows"] = rows.size();
+  report.push_back(gen);
+  app.logger().info("self-training generation ", g, ": dev accuracy ", fmt4(acc), " (", rows.size(),
+                    " training rows)");
+  prev_model = gen_dir;
+}
+
+void FewshotApp::SelfTraining::write_summary() const {
   nlohmann::json summary{{"generations", report},
                          {"unlabeled_rows", pool.rows.size()},
                          {"dropped_repeating_training", repeat_train},
@@ -254,6 +312,16 @@ void FewshotApp::self_train() {
   std::cout << "self-training (dev accuracy per generation):";
   for (const auto& gen : report) std::cout << " " << gen["generation"] << ": " << fmt4(gen["dev_accuracy"]);
   std::cout << "\n";
+}
+
+void FewshotApp::self_train() {
+  SelfTraining s(*this);
+  s.check_config();
+  s.read_rows();
+  s.drop_repeats(pattern_.columns());
+  s.prepare_children();
+  for (int64_t g = 0; g <= s.generations; ++g) s.run_generation(g);
+  s.write_summary();
 }
 
 std::vector<float> FewshotApp::label_rows(const std::vector<data::Column>& columns,

@@ -355,108 +355,128 @@ bool Corpus::next_interleaved(std::vector<std::string>& out) {
   }
 }
 
+// A text-format document: non-blank lines up to a blank line or the end of the file (false: none left).
+bool Corpus::next_text_document(const std::string& path, std::vector<std::string>& out) {
+  std::string line;
+  while (read_line(line)) {
+    std::string t = trim(line);
+    if (t.empty()) {
+      if (!out.empty()) {
+        ++documents_;
+        return true;
+      }
+      continue;
+    }
+    if (!data::valid_utf8(t)) {
+      bad_->report(path, pos_.line - 1, "text is not valid UTF-8");
+      continue;
+    }
+    if (excluded(t)) {
+      ++excluded_;
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+  if (!out.empty()) {
+    ++documents_;
+    return true;
+  }
+  return false;
+}
+
+// One CSV record, TSV line or JSONL line: a document, a row skipped (bad, blank, excluded), or the file's
+// end.
+Corpus::RowRead Corpus::next_row_document(const std::string& path, std::vector<std::string>& out) {
+  const int64_t line_no = pos_.line;
+  std::vector<std::string> cells;
+  std::string error, line;
+  if (format_ == Format::csv) {
+    if (!read_csv_record(cells, error)) return RowRead::end_of_file;
+  } else {
+    if (!read_line(line)) return RowRead::end_of_file;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (format_ == Format::tsv)
+      cells = split_tabs(line);
+    else if (!trim(line).empty())
+      cells = {line};
+    else
+      return RowRead::skipped;  // a blank JSONL line
+  }
+  if (!error.empty()) {
+    bad_->report(path, line_no, error);
+    return RowRead::skipped;
+  }
+  if (format_ != Format::jsonl && cells.size() == 1 && trim(cells[0]).empty()) return RowRead::skipped;
+  if (format_ != Format::jsonl && cells.size() != header_cells_) {
+    bad_->report(path, line_no,
+                 std::to_string(cells.size()) + " cells, the header has " + std::to_string(header_cells_));
+    return RowRead::skipped;
+  }
+  return row_document(path, line_no, cells, out) ? RowRead::document : RowRead::skipped;
+}
+
+// A JSONL row's text fields (data.text_fields, strings only); false when the row is bad (reported). A first
+// row without any of them is a config error.
+bool Corpus::jsonl_texts(const std::string& path, int64_t line_no, const std::string& cell,
+                         std::vector<std::string>& texts) {
+  nlohmann::json j = nlohmann::json::parse(cell, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    bad_->report(path, line_no, "not a JSON object");
+    return false;
+  }
+  for (const auto& f : o_.text_fields)
+    if (auto it = j.find(f); it != j.end() && it->is_string()) texts.push_back(it->get<std::string>());
+  if (!texts.empty()) return true;
+  std::string keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys += (keys.empty() ? "" : ", ") + it.key();
+  if (!first_row_checked_)
+    throw ConfigError("the first row has none of data.text_fields as a text (its keys: " + keys + ")",
+                      path + ":" + std::to_string(line_no),
+                      "set data.text_fields to the key(s) holding text");
+  bad_->report(path, line_no, "no text field (keys: " + keys + ")");
+  return false;
+}
+
+// A row's texts as one document (split into sentences when asked); false when the row is skipped.
+bool Corpus::row_document(const std::string& path, int64_t line_no, const std::vector<std::string>& cells,
+                          std::vector<std::string>& out) {
+  std::vector<std::string> texts;
+  if (format_ == Format::jsonl) {
+    if (!jsonl_texts(path, line_no, cells[0], texts)) return false;
+  } else {
+    for (int c : columns_) texts.push_back(cells[size_t(c)]);
+  }
+  bool bad_utf8 = false, drop = false;
+  for (const auto& t : texts) {
+    bad_utf8 = bad_utf8 || !data::valid_utf8(t);
+    drop = drop || excluded(t);
+  }
+  if (bad_utf8) {
+    bad_->report(path, line_no, "text is not valid UTF-8");
+    return false;
+  }
+  if (drop) {
+    ++excluded_;
+    return false;
+  }
+  first_row_checked_ = true;
+  for (const auto& t : texts) add_text(t, out);
+  if (out.empty()) return false;
+  ++documents_;
+  return true;
+}
+
 bool Corpus::next_document(std::vector<std::string>& out) {
   out.clear();
   if (!parts_.empty()) return next_interleaved(out);
   while (open_index_ >= 0) {
     const std::string& path = o_.files[size_t(open_index_)];
-    const int64_t line_no = pos_.line;
     if (format_ == Format::text) {
-      std::string line;
-      while (read_line(line)) {
-        std::string t = trim(line);
-        if (t.empty()) {
-          if (!out.empty()) {
-            ++documents_;
-            return true;
-          }
-          continue;
-        }
-        if (!data::valid_utf8(t)) {
-          bad_->report(path, pos_.line - 1, "text is not valid UTF-8");
-          continue;
-        }
-        if (excluded(t)) {
-          ++excluded_;
-          continue;
-        }
-        out.push_back(std::move(t));
-      }
-      if (!out.empty()) {
-        ++documents_;
-        return true;
-      }
+      if (next_text_document(path, out)) return true;
     } else {
-      std::vector<std::string> cells;
-      std::string error, line;
-      bool got = false;
-      if (format_ == Format::csv) {
-        got = read_csv_record(cells, error);
-      } else if (read_line(line)) {
-        got = true;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (format_ == Format::tsv) {
-          cells = split_tabs(line);
-        } else if (!trim(line).empty()) {
-          cells = {line};
-        } else {
-          continue;  // a blank JSONL line
-        }
-      }
-      if (got) {
-        if (!error.empty()) {
-          bad_->report(path, line_no, error);
-          continue;
-        }
-        if (format_ != Format::jsonl && cells.size() == 1 && trim(cells[0]).empty()) continue;
-        if (format_ != Format::jsonl && cells.size() != header_cells_) {
-          bad_->report(
-              path, line_no,
-              std::to_string(cells.size()) + " cells, the header has " + std::to_string(header_cells_));
-          continue;
-        }
-        std::vector<std::string> texts;
-        if (format_ == Format::jsonl) {
-          nlohmann::json j = nlohmann::json::parse(cells[0], nullptr, false);
-          if (j.is_discarded() || !j.is_object()) {
-            bad_->report(path, line_no, "not a JSON object");
-            continue;
-          }
-          for (const auto& f : o_.text_fields)
-            if (auto it = j.find(f); it != j.end() && it->is_string())
-              texts.push_back(it->get<std::string>());
-          if (texts.empty()) {
-            std::string keys;
-            for (auto it = j.begin(); it != j.end(); ++it) keys += (keys.empty() ? "" : ", ") + it.key();
-            if (!first_row_checked_)
-              throw ConfigError(
-                  "the first row has none of data.text_fields as a text (its keys: " + keys + ")",
-                  path + ":" + std::to_string(line_no), "set data.text_fields to the key(s) holding text");
-            bad_->report(path, line_no, "no text field (keys: " + keys + ")");
-            continue;
-          }
-        } else {
-          for (int c : columns_) texts.push_back(cells[size_t(c)]);
-        }
-        bool bad_utf8 = false, drop = false;
-        for (const auto& t : texts) {
-          bad_utf8 = bad_utf8 || !data::valid_utf8(t);
-          drop = drop || excluded(t);
-        }
-        if (bad_utf8) {
-          bad_->report(path, line_no, "text is not valid UTF-8");
-          continue;
-        }
-        if (drop) {
-          ++excluded_;
-          continue;
-        }
-        first_row_checked_ = true;
-        for (const auto& t : texts) add_text(t, out);
-        if (out.empty()) continue;
-        ++documents_;
-        return true;
-      }
+      const RowRead r = next_row_document(path, out);
+      if (r == RowRead::document) return true;
+      if (r == RowRead::skipped) continue;
     }
     if (!open_file(open_index_ + 1, 0, 1)) {
       pos_ = {static_cast<int64_t>(o_.files.size()), 0, 1};

@@ -75,7 +75,13 @@ class Corpus {
   bool open_file(int64_t index, int64_t offset, int64_t line);
   bool read_line(std::string& line);
   bool read_csv_record(std::vector<std::string>& cells, std::string& error);
-  bool row_document(const std::vector<std::string>& cells, std::vector<std::string>& out);
+  enum class RowRead { document, skipped, end_of_file };
+  bool next_text_document(const std::string& path, std::vector<std::string>& out);
+  RowRead next_row_document(const std::string& path, std::vector<std::string>& out);
+  bool jsonl_texts(const std::string& path, int64_t line_no, const std::string& cell,
+                   std::vector<std::string>& texts);
+  bool row_document(const std::string& path, int64_t line_no, const std::vector<std::string>& cells,
+                    std::vector<std::string>& out);
   bool excluded(const std::string& text);
   void add_text(const std::string& text, std::vector<std::string>& out) const;
 

@@ -67,89 +67,91 @@ class Machine {
         case 'M': push(integer(static_cast<std::int64_t>(uint(2)))); break;
         case 0x8a: push(integer(long_bytes(uint(1)))); break;
         case 0x8b: push(integer(long_bytes(uint(4)))); break;
-        case 0x88: case 0x89: {
-          auto o = PyObj::make(Kind::boolean);
-          o->b = op_ == 0x88;
-          push(o);
-          break;
-        }
+        case 0x88: case 0x89: push_bool(op_ == 0x88); break;
         case 'N': push(PyObj::make(Kind::none)); break;
         case 'G': push(binfloat()); break;
         case 't': push(tuple(pop_mark())); break;
-        case 0x85: case 0x86: case 0x87: {
-          std::size_t k = op_ - 0x84u;
-          need_stack(k);
-          std::vector<PyRef> items(stack_.end() - static_cast<std::ptrdiff_t>(k), stack_.end());
-          stack_.resize(stack_.size() - k);
-          push(tuple(std::move(items)));
-          break;
-        }
-        case 'c': {
-          std::string module = line(), name = line();
-          push(hooks_.find_class(module, name));
-          break;
-        }
-        case 0x93: {
-          PyRef name = pop(), module = pop();
-          if (module->kind != Kind::string || name->kind != Kind::string) fail("STACK_GLOBAL needs two strings");
-          push(hooks_.find_class(module->s, name->s));
-          break;
-        }
-        case 'R': case 0x81: {
-          PyRef args = pop(), callable = pop();
-          if (args->kind != Kind::tuple) fail(std::string("arguments are a ") + kind_name(*args) + ", not a tuple");
-          push(arena_.track(hooks_.call(callable, args)));
-          break;
-        }
-        case 'b': {
-          pop();  // the state
-          const PyRef& obj = top();
-          // OrderedDict state is its __dict__ (e.g. Module.state_dict()'s _metadata): not part of the tensors.
-          if (obj->kind != Kind::dict) fail(std::string("BUILD on a ") + kind_name(*obj) + " is not supported");
-          break;
-        }
+        case 0x85: case 0x86: case 0x87: push_small_tuple(op_ - 0x84u); break;
+        case 'c': global(); break;
+        case 0x93: stack_global(); break;
+        case 'R': case 0x81: reduce(); break;
+        case 'b': build(); break;
         case 'q': memo_[static_cast<std::uint32_t>(uint(1))] = top(); break;
         case 'r': memo_[static_cast<std::uint32_t>(uint(4))] = top(); break;
         case 0x94: memo_[static_cast<std::uint32_t>(memo_.size())] = top(); break;
         case 'h': push(memo_get(uint(1))); break;
         case 'j': push(memo_get(uint(4))); break;
-        case 's': {
-          PyRef value = pop(), key = pop();
-          set_items(top(), {key, value});
-          break;
-        }
-        case 'u': {
-          std::vector<PyRef> kv = pop_mark();
-          if (kv.size() % 2) fail("odd number of items");
-          set_items(top(), kv);
-          break;
-        }
-        case 'a': {
-          PyRef value = pop();
-          append(top(), {value});
-          break;
-        }
-        case 'e': {
-          std::vector<PyRef> values = pop_mark();
-          append(top(), values);
-          break;
-        }
+        case 's': set_item(); break;
+        case 'u': set_items_to_mark(); break;
+        case 'a': append_one(); break;
+        case 'e': appends(); break;
         case 'Q': push(hooks_.persistent_load(pop())); break;
         case '0': pop(); break;
         case '1': pop_mark(); break;
         case '2': push(top()); break;
-        default: {
-          const char* name = opcode_name(op_);
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "unsupported pickle opcode 0x%02x %s at byte %zu of data.pkl", op_,
-                        name ? name : "(not a pickle opcode)", start_);
-          throw DataError(std::string(buf) + " (torch.save(state_dict) output was expected)", path_);
-        }
+        default: unsupported_opcode();
       }
     }
   }
 
  private:
+  // One opcode each (run() dispatches).
+  void push_bool(bool v) {
+    auto o = PyObj::make(Kind::boolean);
+    o->b = v;
+    push(o);
+  }
+  void push_small_tuple(std::size_t k) {  // TUPLE1-3
+    need_stack(k);
+    std::vector<PyRef> items(stack_.end() - static_cast<std::ptrdiff_t>(k), stack_.end());
+    stack_.resize(stack_.size() - k);
+    push(tuple(std::move(items)));
+  }
+  void global() {
+    std::string module = line(), name = line();
+    push(hooks_.find_class(module, name));
+  }
+  void stack_global() {
+    PyRef name = pop(), module = pop();
+    if (module->kind != Kind::string || name->kind != Kind::string) fail("STACK_GLOBAL needs two strings");
+    push(hooks_.find_class(module->s, name->s));
+  }
+  void reduce() {  // REDUCE and NEWOBJ
+    PyRef args = pop(), callable = pop();
+    if (args->kind != Kind::tuple) fail(std::string("arguments are a ") + kind_name(*args) + ", not a tuple");
+    push(arena_.track(hooks_.call(callable, args)));
+  }
+  void build() {
+    pop();  // the state
+    const PyRef& obj = top();
+    // OrderedDict state is its __dict__ (e.g. Module.state_dict()'s _metadata): not part of the tensors.
+    if (obj->kind != Kind::dict) fail(std::string("BUILD on a ") + kind_name(*obj) + " is not supported");
+  }
+  void set_item() {
+    PyRef value = pop(), key = pop();
+    set_items(top(), {key, value});
+  }
+  void set_items_to_mark() {
+    std::vector<PyRef> kv = pop_mark();
+    if (kv.size() % 2) fail("odd number of items");
+    set_items(top(), kv);
+  }
+  void append_one() {
+    PyRef value = pop();
+    append(top(), {value});
+  }
+  void appends() {
+    std::vector<PyRef> values = pop_mark();  // before top(): the list is below the mark
+    append(top(), values);
+  }
+  [[noreturn]] void unsupported_opcode() const {
+    const char* name = opcode_name(op_);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "unsupported pickle opcode 0x%02x %s at byte %zu of data.pkl", op_,
+                  name ? name : "(not a pickle opcode)", start_);
+    throw DataError(std::string(buf) + " (torch.save(state_dict) output was expected)", path_);
+  }
+
   [[noreturn]] void fail(const std::string& why) const {
     const char* name = opcode_name(op_);
     throw DataError("corrupt pickle: " + std::string(name ? name : "?") + " at byte " + std::to_string(start_) +
