@@ -8,8 +8,8 @@
 
 namespace {
 
-// "key=value" lines; a line without '=' is a bad row. With `grouped`, a record is the lines up to a blank line
-// (values joined with '+').
+// "key=value" lines; a line without '=' is a bad row. With `grouped`, a record is the lines up to a blank
+// line (values joined with '+').
 class KvReader final : public et::io::LineFileReader {
  public:
   KvReader(bool header, bool strict, bool grouped = false)
@@ -55,7 +55,8 @@ std::vector<et::Row> read_all(et::Reader& r) {
 }  // namespace
 
 TEST_SUITE("unit.line_file_reader") {
-  TEST_CASE("several files, header lines skipped per file, CRLF stripped, blank lines skipped, line numbers") {
+  TEST_CASE(
+      "several files, header lines skipped per file, CRLF stripped, blank lines skipped, line numbers") {
     et::test::TempDir dir("lfr");
     et::test::write_file(dir / "a.txt", "key=value\r\na=1\r\n\r\n  \t\r\nb=2\r\n");
     et::test::write_file(dir / "b.txt", "key=value\nc=3");  // no newline at the end
@@ -100,14 +101,16 @@ TEST_SUITE("unit.line_file_reader") {
     strict.open({dir / "a.txt"});
     et::Row row;
     CHECK(strict.next(row));
-    CHECK_THROWS_WITH_AS(strict.next(row), doctest::Contains("a.txt:2: bad row: no '=' in 'broken'"), et::DataError);
+    CHECK_THROWS_WITH_AS(strict.next(row), doctest::Contains("a.txt:2: bad row: no '=' in 'broken'"),
+                         et::DataError);
   }
 
   TEST_CASE("sharding: record k goes to shard k % n, counted over all files; bad rows only by their shard") {
     et::test::TempDir dir("lfr_shard");
     std::string a, b;
     for (int i = 0; i < 7; ++i) a += "a" + std::to_string(i) + "=" + std::to_string(i) + "\n";
-    for (int i = 7; i < 12; ++i) b += (i == 9 ? std::string("bad") : "b" + std::to_string(i) + "=" + std::to_string(i)) + "\n";
+    for (int i = 7; i < 12; ++i)
+      b += (i == 9 ? std::string("bad") : "b" + std::to_string(i) + "=" + std::to_string(i)) + "\n";
     et::test::write_file(dir / "a.txt", a);
     et::test::write_file(dir / "b.txt", b);
     std::vector<int> seen;

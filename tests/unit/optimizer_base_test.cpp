@@ -13,7 +13,8 @@ namespace {
 // p -= lr * (buf = 0.9 * buf + g + wd * p)
 class MomentumSgd final : public et::train::OptimizerBase {
  public:
-  MomentumSgd(std::vector<et::ParamGroup> groups, Options o) : OptimizerBase("optimizer/test_sgd", std::move(groups), std::move(o)) {}
+  MomentumSgd(std::vector<et::ParamGroup> groups, Options o)
+      : OptimizerBase("optimizer/test_sgd", std::move(groups), std::move(o)) {}
   void step() override {
     torch::NoGradGuard ng;
     advance_step();
@@ -80,7 +81,9 @@ TEST_SUITE("unit.optimizer_base") {
     et::ParamGroup bad;
     bad.names = {"only.one"};
     bad.params = {torch::zeros({1}), torch::zeros({1})};
-    CHECK_THROWS_WITH_AS(MomentumSgd({bad}, sgd_options()), doctest::Contains("optimizer/test_sgd: a parameter group needs one name per tensor"), et::Error);
+    CHECK_THROWS_WITH_AS(MomentumSgd({bad}, sgd_options()),
+                         doctest::Contains("optimizer/test_sgd: a parameter group needs one name per tensor"),
+                         et::Error);
   }
 
   TEST_CASE("zero_grad, set_lr and the state's names") {
@@ -138,10 +141,11 @@ TEST_SUITE("unit.optimizer_base") {
     auto wrong = st;
     wrong["step"] = torch::tensor(int64_t(7));
     wrong["momentum.dense.bias"] = torch::ones({4});
-    CHECK_THROWS_WITH_AS(opt.load_state(wrong),
-                         doctest::Contains("optimizer state 'momentum.dense.bias' has shape [4] but parameter "
-                                           "'dense.bias' has shape [3]"),
-                         et::DataError);
+    CHECK_THROWS_WITH_AS(
+        opt.load_state(wrong),
+        doctest::Contains("optimizer state 'momentum.dense.bias' has shape [4] but parameter "
+                          "'dense.bias' has shape [3]"),
+        et::DataError);
     CHECK(opt.step_count() == 1);
     CHECK(torch::equal(opt.state().at("momentum.dense.weight"), before));
 

@@ -1,5 +1,6 @@
-// tokenizer_save_test.cpp: Tokenizer::save(dir) round-trips through Tokenizer::from_model_dir — the vocabulary
-// (U+2028 included), every option it keeps, and the tokens; an unwritable directory is a data error.
+// tokenizer_save_test.cpp: Tokenizer::save(dir) round-trips through Tokenizer::from_model_dir — the
+// vocabulary (U+2028 included), every option it keeps, and the tokens; an unwritable directory is a data
+// error.
 #include <doctest/doctest.h>
 
 #include "ethost/error.h"
@@ -28,7 +29,8 @@ TEST_SUITE("unit.tokenizer") {
       Tokenizer u = Tokenizer::from_model_dir(out);
 
       REQUIRE(u.vocab().size() == t.vocab().size());
-      for (size_t i = 0; i < t.vocab().size(); ++i) CHECK(u.vocab().token(int64_t(i)) == t.vocab().token(int64_t(i)));
+      for (size_t i = 0; i < t.vocab().size(); ++i)
+        CHECK(u.vocab().token(int64_t(i)) == t.vocab().token(int64_t(i)));
       CHECK(u.vocab().contains("\u2028"));
       CHECK(u.options().do_lower_case == lower);
       CHECK(u.options().strip_accents == std::optional<bool>(!lower));
@@ -36,7 +38,8 @@ TEST_SUITE("unit.tokenizer") {
       CHECK(u.options().never_split == o.never_split);
       CHECK(u.options().model_max_length == 32);  // max_length is saved as HF's model_max_length
 
-      for (std::string text : {"我爱北京天安门 Hello Café [unused1]", "RÉSUMÉ\u2028line two", "2022年 emoji 😀"}) {
+      for (std::string text :
+           {"我爱北京天安门 Hello Café [unused1]", "RÉSUMÉ\u2028line two", "2022年 emoji 😀"}) {
         CAPTURE(text);
         auto a = t.tokenize(text), b = u.tokenize(text);
         REQUIRE(a.size() == b.size());

@@ -1,4 +1,5 @@
-// adamw_plugin.cpp: optimizer/adamw — torch.optim.AdamW's update (decoupled decay, bias correction) over named groups.
+// adamw_plugin.cpp: optimizer/adamw — torch.optim.AdamW's update (decoupled decay, bias correction) over
+// named groups.
 #include <ethost/kernels/fused_adamw.h>
 #include <ethost/sdk.h>
 #include <ethost/train/optimizer_base.h>
@@ -9,12 +10,15 @@
 
 namespace et::optimizers::adamw {
 
-// Parameter groups, no_decay, zero_grad, the learning rate and state save/restore (with shape checks) come from
-// et::train::OptimizerBase; a slot's state is {exp_avg, exp_avg_sq}.
+// Parameter groups, no_decay, zero_grad, the learning rate and state save/restore (with shape checks) come
+// from et::train::OptimizerBase; a slot's state is {exp_avg, exp_avg_sq}.
 class AdamW final : public et::train::OptimizerBase {
  public:
   AdamW(std::vector<et::ParamGroup> groups, Options o, double b1, double b2, double eps, bool fused)
-      : OptimizerBase("optimizer/adamw", std::move(groups), std::move(o)), beta1_(b1), beta2_(b2), eps_(eps),
+      : OptimizerBase("optimizer/adamw", std::move(groups), std::move(o)),
+        beta1_(b1),
+        beta2_(b2),
+        eps_(eps),
         fused_(fused) {}
 
   void step() override {
@@ -40,8 +44,8 @@ class AdamW final : public et::train::OptimizerBase {
     }
   }
 
-  // One pass over p, g, m, v (ethost/kernels/fused_adamw.h) when all four are contiguous float or double tensors
-  // of one dtype; false: the caller runs the ATen ops.
+  // One pass over p, g, m, v (ethost/kernels/fused_adamw.h) when all four are contiguous float or double
+  // tensors of one dtype; false: the caller runs the ATen ops.
   bool fused_step(at::Tensor& p, const at::Tensor& g, at::Tensor& m, at::Tensor& v, double wd, int64_t t) {
     const auto dt = p.scalar_type();
     if ((dt != at::kFloat && dt != at::kDouble) || g.scalar_type() != dt || !p.is_contiguous() ||
@@ -55,8 +59,8 @@ class AdamW final : public et::train::OptimizerBase {
     h.weight_decay = wd;
     h.step = t;
     if (dt == at::kFloat)
-      et::kernels::adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
-                                p.numel(), h);
+      et::kernels::adamw_update(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(),
+                                v.data_ptr<float>(), p.numel(), h);
     else
       et::kernels::adamw_update(p.data_ptr<double>(), g.data_ptr<double>(), m.data_ptr<double>(),
                                 v.data_ptr<double>(), p.numel(), h);
@@ -66,7 +70,8 @@ class AdamW final : public et::train::OptimizerBase {
   std::string describe() const override {
     std::ostringstream os;
     os << (fused_ ? "adamw[fused](lr=" : "adamw(lr=") << lr() << ", betas=(" << beta1_ << ", " << beta2_
-       << "), eps=" << eps_ << ", weight decay on " << decayed_count() << "/" << slots().size() << " tensors)";
+       << "), eps=" << eps_ << ", weight decay on " << decayed_count() << "/" << slots().size()
+       << " tensors)";
     return os.str();
   }
 
@@ -78,7 +83,10 @@ class AdamW final : public et::train::OptimizerBase {
 class AdamWFactory final : public et::OptimizerFactory {
  public:
   explicit AdamWFactory(const et::ConfigView& c)
-      : b1_(c.get_double("beta1")), b2_(c.get_double("beta2")), eps_(c.get_double("eps")), fused_(c.get_bool("fused")) {
+      : b1_(c.get_double("beta1")),
+        b2_(c.get_double("beta2")),
+        eps_(c.get_double("eps")),
+        fused_(c.get_bool("fused")) {
     o_.lr = c.get_double("learning_rate");
     o_.weight_decay = c.get_double("weight_decay");
     o_.no_decay = c.get_string_list("no_decay");
@@ -98,5 +106,7 @@ class AdamWFactory final : public et::OptimizerFactory {
 }  // namespace et::optimizers::adamw
 
 ETHOST_PLUGIN(reg) {
-  reg.add_optimizer("adamw", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::optimizers::adamw::AdamWFactory>(cfg); });
+  reg.add_optimizer("adamw", [](const et::ConfigView& cfg, et::Context&) {
+    return std::make_unique<et::optimizers::adamw::AdamWFactory>(cfg);
+  });
 }

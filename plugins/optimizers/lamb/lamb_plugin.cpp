@@ -12,15 +12,21 @@
 
 namespace et::optimizers::lamb {
 
-// Parameter groups, no_decay, zero_grad, the learning rate and state save/restore (with shape checks) come from
-// et::train::OptimizerBase; a slot's state is {m, v} (saved as exp_avg, exp_avg_sq). A slot without decay (its
-// name matches no_decay) gets neither weight decay nor the trust ratio.
+// Parameter groups, no_decay, zero_grad, the learning rate and state save/restore (with shape checks) come
+// from et::train::OptimizerBase; a slot's state is {m, v} (saved as exp_avg, exp_avg_sq). A slot without
+// decay (its name matches no_decay) gets neither weight decay nor the trust ratio.
 class Lamb final : public et::train::OptimizerBase {
  public:
-  Lamb(std::vector<et::ParamGroup> groups, Options o, double b1, double b2, double eps, bool bc, double max_trust,
-       bool fused)
-      : OptimizerBase("optimizer/lamb", std::move(groups), o), b1_(b1), b2_(b2), eps_(eps), bc_(bc),
-        max_trust_(max_trust), fused_(fused), default_wd_(o.weight_decay) {}
+  Lamb(std::vector<et::ParamGroup> groups, Options o, double b1, double b2, double eps, bool bc,
+       double max_trust, bool fused)
+      : OptimizerBase("optimizer/lamb", std::move(groups), o),
+        b1_(b1),
+        b2_(b2),
+        eps_(eps),
+        bc_(bc),
+        max_trust_(max_trust),
+        fused_(fused),
+        default_wd_(o.weight_decay) {}
 
   void step() override {
     torch::NoGradGuard ng;
@@ -51,8 +57,9 @@ class Lamb final : public et::train::OptimizerBase {
     }
   }
 
-  // All eligible tensors (contiguous CPU float, or double, with the gradient of the same dtype) in multi-tensor
-  // kernel calls (ethost/kernels/fused_lamb.h), one per dtype and weight decay; the rest go through the ATen loop.
+  // All eligible tensors (contiguous CPU float, or double, with the gradient of the same dtype) in
+  // multi-tensor kernel calls (ethost/kernels/fused_lamb.h), one per dtype and weight decay; the rest go
+  // through the ATen loop.
   void fused_step(std::vector<bool>& done, int64_t t) {
     std::map<double, std::vector<et::kernels::LambTensor<float>>> f;
     std::map<double, std::vector<et::kernels::LambTensor<double>>> d;
@@ -69,8 +76,8 @@ class Lamb final : public et::train::OptimizerBase {
         continue;
       const double wd = s.weight_decay;  // the group's (a tensor without decay ignores it)
       if (dt == at::kFloat)
-        f[wd].push_back({s.param.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
-                         s.param.numel(), s.decay});
+        f[wd].push_back({s.param.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(),
+                         v.data_ptr<float>(), s.param.numel(), s.decay});
       else
         d[wd].push_back({s.param.data_ptr<double>(), g.data_ptr<double>(), m.data_ptr<double>(),
                          v.data_ptr<double>(), s.param.numel(), s.decay});
@@ -93,14 +100,13 @@ class Lamb final : public et::train::OptimizerBase {
     std::set<double> wds;
     for (const auto& s : slots()) wds.insert(s.weight_decay);
     std::ostringstream os;
-    os << (fused_ ? "lamb[fused](lr=" : "lamb(lr=") << lr() << ", betas=(" << b1_ << ", " << b2_ << "), eps=" << eps_
-       << ", weight decay ";
+    os << (fused_ ? "lamb[fused](lr=" : "lamb(lr=") << lr() << ", betas=(" << b1_ << ", " << b2_
+       << "), eps=" << eps_ << ", weight decay ";
     if (wds.size() > 1)
       os << "per group";
     else
       os << (wds.empty() ? default_wd_ : *wds.begin());
-    os << " and trust ratio on " << decayed_count() << "/" << slots().size()
-       << " tensors)";
+    os << " and trust ratio on " << decayed_count() << "/" << slots().size() << " tensors)";
     return os.str();
   }
 
@@ -115,8 +121,12 @@ class Lamb final : public et::train::OptimizerBase {
 class LambFactory final : public et::OptimizerFactory {
  public:
   explicit LambFactory(const et::ConfigView& c)
-      : b1_(c.get_double("beta1")), b2_(c.get_double("beta2")), eps_(c.get_double("eps")),
-        bc_(c.get_bool("bias_correction")), max_trust_(c.get_double("max_trust_ratio")), fused_(c.get_bool("fused")) {
+      : b1_(c.get_double("beta1")),
+        b2_(c.get_double("beta2")),
+        eps_(c.get_double("eps")),
+        bc_(c.get_bool("bias_correction")),
+        max_trust_(c.get_double("max_trust_ratio")),
+        fused_(c.get_bool("fused")) {
     o_.lr = c.get_double("learning_rate");
     o_.weight_decay = c.get_double("weight_decay");
     o_.no_decay = c.get_string_list("no_decay");
@@ -138,5 +148,7 @@ class LambFactory final : public et::OptimizerFactory {
 }  // namespace et::optimizers::lamb
 
 ETHOST_PLUGIN(reg) {
-  reg.add_optimizer("lamb", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::optimizers::lamb::LambFactory>(cfg); });
+  reg.add_optimizer("lamb", [](const et::ConfigView& cfg, et::Context&) {
+    return std::make_unique<et::optimizers::lamb::LambFactory>(cfg);
+  });
 }

@@ -46,7 +46,8 @@ class ConllReader final : public et::io::LineFileReader {
       if (!et::data::valid_utf8(lines[i])) return at + " is not valid UTF-8";
       auto fields = split(lines[i]);
       if (fields.size() != n)
-        return at + " has " + std::to_string(fields.size()) + " field(s), input_schema names " + std::to_string(n);
+        return at + " has " + std::to_string(fields.size()) + " field(s), input_schema names " +
+               std::to_string(n);
       for (size_t k = 0; k < n; ++k) cells[k] += (i ? " " : "") + fields[k];
     }
     return "";

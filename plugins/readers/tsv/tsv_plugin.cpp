@@ -81,7 +81,8 @@ class TsvReader final : public et::io::LineFileReader {
   std::string parse(Record& record, std::vector<std::string>& values) override {
     const auto& cols = schema();
     if (record.parts.size() != cols.size())
-      return "expected " + std::to_string(cols.size()) + " columns, got " + std::to_string(record.parts.size());
+      return "expected " + std::to_string(cols.size()) + " columns, got " +
+             std::to_string(record.parts.size());
     for (size_t i = 0; i < cols.size(); ++i)
       if (std::string why = et::data::check_cell(cols[i], record.parts[i]); !why.empty()) return why;
     values = std::move(record.parts);
@@ -95,5 +96,7 @@ class TsvReader final : public et::io::LineFileReader {
 }  // namespace et::readers::tsv
 
 ETHOST_PLUGIN(reg) {
-  reg.add_reader("tsv", [](const et::ConfigView& cfg, et::Context&) { return std::make_unique<et::readers::tsv::TsvReader>(cfg); });
+  reg.add_reader("tsv", [](const et::ConfigView& cfg, et::Context&) {
+    return std::make_unique<et::readers::tsv::TsvReader>(cfg);
+  });
 }

@@ -48,7 +48,9 @@ std::int64_t LineFileReader::line_number() const { return s_->line; }
 const std::string& LineFileReader::current_file() const { return s_->files.at(s_->file_idx); }
 const std::vector<data::Column>& LineFileReader::schema() const { return s_->columns; }
 
-bool LineFileReader::blank(const std::string& line) { return line.find_first_not_of(" \t") == std::string::npos; }
+bool LineFileReader::blank(const std::string& line) {
+  return line.find_first_not_of(" \t") == std::string::npos;
+}
 
 bool LineFileReader::next(Row& row) {
   Record rec;

@@ -16,7 +16,8 @@ struct TableWriter::State {
   bool closed = false;
 };
 
-TableWriter::TableWriter(const std::string& path, std::vector<TableColumn> columns, TableWriterOptions options)
+TableWriter::TableWriter(const std::string& path, std::vector<TableColumn> columns,
+                         TableWriterOptions options)
     : s_(std::make_unique<State>()) {
   s_->columns = std::move(columns);
   s_->o = std::move(options);

@@ -9,7 +9,8 @@ std::vector<std::string> split_list(std::string_view s, char sep, EmptyItems emp
   size_t start = 0;
   for (;;) {
     const size_t end = s.find(sep, start);
-    std::string_view item = s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    std::string_view item =
+        s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
     item = b == std::string_view::npos ? std::string_view() : item.substr(b, e - b + 1);
     if (!item.empty() || empty == EmptyItems::keep) out.emplace_back(item);

@@ -1,5 +1,5 @@
-// optimizer_base.cpp: the optimizer plugins' shared base — slots from parameter groups, state save/restore with
-// shape checks.
+// optimizer_base.cpp: the optimizer plugins' shared base — slots from parameter groups, state save/restore
+// with shape checks.
 #include "ethost/train/optimizer_base.h"
 
 #include <torch/torch.h>
@@ -37,8 +37,9 @@ OptimizerBase::OptimizerBase(std::string kind, std::vector<ParamGroup> groups, O
   s_->lr = options.lr;
   for (auto& g : groups) {
     if (g.names.size() != g.params.size())
-      throw Error(s_->kind + ": a parameter group needs one name per tensor (" + std::to_string(g.names.size()) +
-                  " names, " + std::to_string(g.params.size()) + " tensors)");
+      throw Error(s_->kind + ": a parameter group needs one name per tensor (" +
+                  std::to_string(g.names.size()) + " names, " + std::to_string(g.params.size()) +
+                  " tensors)");
     for (size_t i = 0; i < g.params.size(); ++i) {
       OptimizerSlot s;
       s.name = g.names[i];
@@ -86,8 +87,8 @@ void OptimizerBase::load_state(const std::map<std::string, at::Tensor>& st) {
       const std::string key = s_->state_names[k] + "." + s.name;
       const at::Tensor& t = get(key);
       if (t.sizes() != s.param.sizes())
-        throw DataError("optimizer state '" + key + "' has shape " + shape_text(t.sizes()) + " but parameter '" +
-                            s.name + "' has shape " + shape_text(s.param.sizes()),
+        throw DataError("optimizer state '" + key + "' has shape " + shape_text(t.sizes()) +
+                            " but parameter '" + s.name + "' has shape " + shape_text(s.param.sizes()),
                         s_->kind, hint);
       values.push_back(&t);
     }

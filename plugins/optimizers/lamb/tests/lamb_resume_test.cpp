@@ -1,6 +1,6 @@
-// lamb_resume_test.cpp: optimizer/lamb on resume (state from et::train::OptimizerBase) — a saved state restores
-// bit-identically; a state of another shape (another model) or a missing tensor is refused with a data error
-// naming the parameter.
+// lamb_resume_test.cpp: optimizer/lamb on resume (state from et::train::OptimizerBase) — a saved state
+// restores bit-identically; a state of another shape (another model) or a missing tensor is refused with a
+// data error naming the parameter.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
@@ -67,7 +67,8 @@ TEST_SUITE("plugin.lamb") {
       narrow.opt->load_state(saved);
       FAIL("a mismatched state was accepted");
     } catch (const et::DataError& e) {
-      CHECK(et::test::contains(e.what(), "has shape [3, 5] but parameter 'layer.dense.weight' has shape [3, 4]"));
+      CHECK(et::test::contains(e.what(),
+                               "has shape [3, 5] but parameter 'layer.dense.weight' has shape [3, 4]"));
       CHECK(et::test::contains(e.what(), "optimizer/lamb"));
       CHECK(e.exit_code() == et::kExitData);
     }
@@ -76,6 +77,7 @@ TEST_SUITE("plugin.lamb") {
     auto missing = before;
     missing.erase("exp_avg_sq.layer.dense.bias");
     CHECK_THROWS_WITH_AS(narrow.opt->load_state(missing),
-                         doctest::Contains("optimizer state has no 'exp_avg_sq.layer.dense.bias'"), et::DataError);
+                         doctest::Contains("optimizer state has no 'exp_avg_sq.layer.dense.bias'"),
+                         et::DataError);
   }
 }

@@ -1,5 +1,5 @@
-// table_writer.h: et::io::TableWriter — writes rows of text cells as a delimited table (TSV by default), with a
-// per-column escaping rule and an optional header line; the predict output and any app's tables use it.
+// table_writer.h: et::io::TableWriter — writes rows of text cells as a delimited table (TSV by default), with
+// a per-column escaping rule and an optional header line; the predict output and any app's tables use it.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,8 @@ namespace et::io {
 
 // How a cell's text is made safe for a delimited line.
 enum class CellEscape {
-  none,    // written as it is: the producer guarantees no delimiter or line break (numbers, ids, JSON from dump())
+  none,    // written as it is: the producer guarantees no delimiter or line break (numbers, ids, JSON from
+           // dump())
   spaces,  // the delimiter, '\t', '\r' and '\n' become spaces (free text copied from the input)
 };
 
@@ -23,10 +24,10 @@ struct TableColumn {
 };
 
 struct TableWriterOptions {
-  bool header = false;            // write the column names (escaped with spaces) as the first line
+  bool header = false;  // write the column names (escaped with spaces) as the first line
   char delimiter = '\t';
-  std::string shown_as;           // the file's name in errors (default: the path written), e.g. the final
-                                  // path when writing a temporary file that is renamed afterwards
+  std::string shown_as;            // the file's name in errors (default: the path written), e.g. the final
+                                   // path when writing a temporary file that is renamed afterwards
   std::string what = "the table";  // in errors: "cannot write <what>", "writing <what> failed"
 };
 

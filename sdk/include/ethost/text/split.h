@@ -1,4 +1,5 @@
-// split.h: et::split_list — "a, b,c" -> {"a", "b", "c"}: the one comma-list splitter of host, SDK and plugins.
+// split.h: et::split_list — "a, b,c" -> {"a", "b", "c"}: the one comma-list splitter of host, SDK and
+// plugins.
 #pragma once
 
 #include <string>
@@ -17,6 +18,7 @@ enum class EmptyItems {
 
 // Splits `s` on `sep` and trims spaces and tabs around every item. A string that is empty or only spaces and
 // tabs is the empty list with either policy (never {""}).
-ET_API std::vector<std::string> split_list(std::string_view s, char sep = ',', EmptyItems empty = EmptyItems::drop);
+ET_API std::vector<std::string> split_list(std::string_view s, char sep = ',',
+                                           EmptyItems empty = EmptyItems::drop);
 
 }  // namespace et

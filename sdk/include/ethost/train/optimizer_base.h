@@ -1,5 +1,6 @@
-// optimizer_base.h: et::train::OptimizerBase — what optimizer plugins share: parameter groups split by no_decay,
-// per-parameter state tensors saved and restored with shape checks, zero_grad and the learning rate.
+// optimizer_base.h: et::train::OptimizerBase — what optimizer plugins share: parameter groups split by
+// no_decay, per-parameter state tensors saved and restored with shape checks, zero_grad and the learning
+// rate.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -20,13 +21,14 @@ namespace et::train {
 struct OptimizerSlot {
   std::string name;
   at::Tensor param;
-  bool decay = true;          // false: its name contains one of the no_decay patterns
-  double weight_decay = 0.0;  // the group's weight_decay when >= 0, else the configured one (see decay)
+  bool decay = true;              // false: its name contains one of the no_decay patterns
+  double weight_decay = 0.0;      // the group's weight_decay when >= 0, else the configured one (see decay)
   std::vector<at::Tensor> state;  // one tensor per OptimizerBase::Options::state_names, zeros like param
 };
 
 // A plugin derives from it and writes step() (and describe()) over slots():
-//   class AdamW : public et::train::OptimizerBase { void step() override { const auto t = advance_step(); ... } };
+//   class AdamW : public et::train::OptimizerBase { void step() override { const auto t = advance_step(); ...
+//   } };
 class ET_API OptimizerBase : public Optimizer {
  public:
   struct Options {
