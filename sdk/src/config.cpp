@@ -8,6 +8,7 @@
 
 #include "config_data.h"
 #include "ethost/error.h"
+#include "ethost/text/split.h"
 
 namespace et {
 namespace cfgdetail {
@@ -352,25 +353,6 @@ const toml::node& need(const ConfigData& d, const ConfigView& v, const std::stri
   return *n;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  auto flush = [&] {
-    size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
-    out.push_back(b == std::string::npos ? std::string() : cur.substr(b, e - b + 1));
-    cur.clear();
-  };
-  for (char c : s) {
-    if (c == ',')
-      flush();
-    else
-      cur += c;
-  }
-  flush();
-  if (out.size() == 1 && out[0].empty()) out.clear();
-  return out;
-}
-
 }  // namespace
 
 std::string ConfigView::get_string(const std::string& key) const {
@@ -399,7 +381,7 @@ bool ConfigView::get_bool(const std::string& key) const {
 
 std::vector<std::string> ConfigView::get_string_list(const std::string& key) const {
   const auto& n = need(*data_, *this, key);
-  if (n.is_string()) return split_commas(*n.value<std::string>());
+  if (n.is_string()) return split_list(*n.value<std::string>(), ',', EmptyItems::keep);
   if (auto* a = n.as_array()) {
     std::vector<std::string> out;
     for (auto& e : *a) {
@@ -419,7 +401,7 @@ std::vector<std::int64_t> ConfigView::get_int_list(const std::string& key) const
   const auto& n = need(*data_, *this, key);
   std::vector<std::int64_t> out;
   if (n.is_string()) {
-    for (auto& s : split_commas(*n.value<std::string>())) {
+    for (auto& s : split_list(*n.value<std::string>(), ',', EmptyItems::keep)) {
       try {
         size_t pos = 0;
         out.push_back(std::stoll(s, &pos));
@@ -444,7 +426,7 @@ std::vector<double> ConfigView::get_double_list(const std::string& key) const {
   const auto& n = need(*data_, *this, key);
   std::vector<double> out;
   if (n.is_string()) {
-    for (auto& s : split_commas(*n.value<std::string>())) {
+    for (auto& s : split_list(*n.value<std::string>(), ',', EmptyItems::keep)) {
       try {
         size_t pos = 0;
         out.push_back(std::stod(s, &pos));

@@ -2,6 +2,7 @@
 #include "pattern.h"
 
 #include <ethost/error.h>
+#include <ethost/text/split.h>
 
 #include <algorithm>
 
@@ -11,21 +12,6 @@ namespace {
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(trim(cur));
-  return out;
 }
 
 }  // namespace
@@ -46,7 +32,7 @@ Pattern parse_pattern(const std::string& spec, const std::string& first, const s
   if (trim(spec).empty()) throw ConfigError("the pattern is empty", where, hint);
   Pattern p;
   int slots = 0;
-  for (const auto& item : split(spec, ',')) {
+  for (const auto& item : split_list(spec, ',', EmptyItems::keep)) {
     PatternItem it;
     if (item.empty()) {
       throw ConfigError("the pattern '" + spec + "' has an empty item (two commas in a row?)", where,
@@ -84,12 +70,13 @@ std::vector<std::vector<std::string>> parse_verbalizers(const std::string& spec,
     throw ConfigError("label_desc is empty", where,
                       "give one word per label in label order, e.g. \"差,好\" (sets separated by '/')");
   std::vector<std::vector<std::string>> sets;
-  for (const auto& set : split(spec, '/')) {
-    auto words = split(set, ',');
-    for (const auto& w : words)
-      if (w.empty())
-        throw ConfigError("label_desc '" + spec + "' has an empty label word", where,
-                          "words are separated by ',' and sets by '/'");
+  for (const auto& set : split_list(spec, '/', EmptyItems::keep)) {
+    auto words = split_list(set, ',', EmptyItems::keep);
+    bool blank = words.empty();  // "a,b/" (an empty set)
+    for (const auto& w : words) blank = blank || w.empty();
+    if (blank)
+      throw ConfigError("label_desc '" + spec + "' has an empty label word", where,
+                        "words are separated by ',' and sets by '/'");
     if (words.size() != n_labels)
       throw ConfigError("label_desc set " + std::to_string(sets.size() + 1) + " ('" + set + "') has " +
                             std::to_string(words.size()) + " words for " + std::to_string(n_labels) +

@@ -5,6 +5,7 @@
 #include <ethost/app/predict_driver.h>
 #include <ethost/app/text_features.h>
 #include <ethost/error.h>
+#include <ethost/text/split.h>
 #include <ethost/train/metrics.h>
 #include <torch/torch.h>
 
@@ -15,21 +16,6 @@
 
 namespace et::apps::text_classify {
 namespace {
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
-      if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
-}
 
 std::string fmt(double v) {
   std::ostringstream os;
@@ -89,7 +75,7 @@ std::vector<std::string> TextClassifyApp::fixed_labels() const {
 }
 
 std::vector<std::string> TextClassifyApp::labels_in_cell(const std::string& cell) const {
-  return problem_ == Problem::multi_label ? split_commas(cell) : std::vector<std::string>{cell};
+  return problem_ == Problem::multi_label ? split_list(cell) : std::vector<std::string>{cell};
 }
 
 std::optional<data::Example> TextClassifyApp::encode(const Row& row, std::string& reason,
@@ -123,7 +109,7 @@ std::optional<std::string> TextClassifyApp::encode_label(const std::string& y, d
     }
     case Problem::multi_label: {
       std::vector<float> targets(static_cast<size_t>(labels().size()), 0.0f);
-      for (auto& name : split_commas(y)) {
+      for (auto& name : split_list(y)) {
         int64_t id = labels().id(name);
         if (id < 0) return "label '" + name + "' is not one of the labels (" + labels().list() + ")";
         targets[size_t(id)] = 1.0f;

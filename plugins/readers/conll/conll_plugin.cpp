@@ -1,19 +1,20 @@
 // conll_plugin.cpp: reader/conll — streams CoNLL column files; a sentence (lines up to a blank line) is one
 // row.
+#include <ethost/io/line_file_reader.h>
 #include <ethost/sdk.h>
 
-#include <fstream>
 #include <memory>
 
 namespace et::readers::conll {
 
-class ConllReader final : public et::Reader {
+// Files, headers, CRLF, sharding and bad rows come from et::io::LineFileReader; this reader frames a
+// sentence (its lines up to a blank line) and joins each column's tokens with spaces.
+class ConllReader final : public et::io::LineFileReader {
  public:
   explicit ConllReader(const et::ConfigView& c)
-      : columns_(et::data::parse_input_schema(c.get_string("input_schema"), c.full_key("input_schema"))),
-        skip_docstart_(c.get_bool("skip_docstart")),
-        skip_first_(c.get_bool("skip_first_line")),
-        bad_(c.get_bool("strict")) {
+      : LineFileReader(et::data::parse_input_schema(c.get_string("input_schema"), c.full_key("input_schema")),
+                       c.get_bool("skip_first_line"), c.get_bool("strict")),
+        skip_docstart_(c.get_bool("skip_docstart")) {
     std::string d = c.get_string("delimiter");
     if (d.size() > 1)
       throw et::ConfigError("delimiter must be one character or empty (any spaces or tabs)",
@@ -21,55 +22,35 @@ class ConllReader final : public et::Reader {
     delim_ = d.empty() ? '\0' : d[0];
   }
 
-  void open(const std::vector<std::string>& files, int shard, int shards) override {
-    for (auto& f : files) {
-      std::ifstream probe(f);
-      if (!probe) throw et::DataError("cannot open input table", f, "check data.tables");
-    }
-    files_ = files;
-    shard_ = shard;
-    shards_ = std::max(1, shards);
-    file_idx_ = 0;
-    record_ = 0;
-    in_.reset();
-  }
-
-  std::vector<et::data::Column> columns() const override { return columns_; }
-  et::data::BadRows& bad_rows() override { return bad_; }
-  int64_t rows_read() const override { return rows_; }
-
-  bool next(et::Row& row) override {
-    std::vector<std::string> lines;
-    int64_t first = 0;
-    while (next_sentence(lines, first)) {
-      if ((record_++ % shards_) != shard_) continue;
-      const std::string& file = files_[file_idx_];
-      std::vector<std::string> cells(columns_.size());
-      std::string why;
-      for (size_t i = 0; i < lines.size(); ++i) {
-        if (!et::data::valid_utf8(lines[i])) {
-          why = "line " + std::to_string(first + int64_t(i)) + " is not valid UTF-8";
-          break;
-        }
-        auto fields = split(lines[i]);
-        if (fields.size() != columns_.size()) {
-          why = "line " + std::to_string(first + int64_t(i)) + " has " + std::to_string(fields.size()) +
-                " field(s), input_schema names " + std::to_string(columns_.size());
-          break;
-        }
-        for (size_t k = 0; k < fields.size(); ++k) cells[k] += (i ? " " : "") + fields[k];
-      }
-      if (!why.empty()) {
-        bad_.report(file, first, "sentence starting here: " + why);
+ protected:
+  // The next sentence's lines; a file's last sentence (no blank line after it) still counts.
+  bool read_record(Record& record) override {
+    std::string line;
+    while (next_line(line)) {
+      if ((skip_docstart_ && line.rfind("-DOCSTART-", 0) == 0) || blank(line)) {
+        if (!record.parts.empty()) return true;
         continue;
       }
-      row.values = std::move(cells);
-      row.file = file;
-      row.line = first;
-      ++rows_;
-      return true;
+      if (record.parts.empty()) record.line = line_number();
+      record.parts.push_back(std::move(line));
     }
-    return false;
+    return !record.parts.empty();
+  }
+
+  std::string parse(Record& record, std::vector<std::string>& cells) override {
+    const size_t n = schema().size();
+    cells.assign(n, std::string());
+    const auto& lines = record.parts;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string at = "sentence starting here: line " + std::to_string(record.line + int64_t(i));
+      if (!et::data::valid_utf8(lines[i])) return at + " is not valid UTF-8";
+      auto fields = split(lines[i]);
+      if (fields.size() != n)
+        return at + " has " + std::to_string(fields.size()) + " field(s), input_schema names " +
+               std::to_string(n);
+      for (size_t k = 0; k < n; ++k) cells[k] += (i ? " " : "") + fields[k];
+    }
+    return "";
   }
 
  private:
@@ -96,52 +77,8 @@ class ConllReader final : public et::Reader {
     return out;
   }
 
-  static bool blank(const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; }
-
-  // The next sentence's lines (CR stripped) and the line number of its first line.
-  bool next_sentence(std::vector<std::string>& lines, int64_t& first) {
-    lines.clear();
-    for (;;) {
-      if (!in_) {
-        if (file_idx_ >= files_.size()) return false;
-        in_ = std::make_unique<std::ifstream>(files_[file_idx_], std::ios::binary);
-        if (!*in_) throw et::DataError("cannot open input table", files_[file_idx_]);
-        line_ = 0;
-        std::string header;
-        if (skip_first_ && std::getline(*in_, header)) ++line_;
-      }
-      std::string line;
-      while (std::getline(*in_, line)) {
-        ++line_;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (skip_docstart_ && line.rfind("-DOCSTART-", 0) == 0) {
-          if (!lines.empty()) return true;
-          continue;
-        }
-        if (blank(line)) {
-          if (!lines.empty()) return true;
-          continue;
-        }
-        if (lines.empty()) first = line_;
-        lines.push_back(std::move(line));
-      }
-      // End of file: its last sentence (no blank line after it) still counts; the next call moves on.
-      if (!lines.empty()) return true;
-      in_.reset();
-      ++file_idx_;
-    }
-  }
-
-  std::vector<et::data::Column> columns_;
   bool skip_docstart_;
-  bool skip_first_;
-  et::data::BadRows bad_;
   char delim_ = '\0';
-  std::vector<std::string> files_;
-  size_t file_idx_ = 0;
-  std::unique_ptr<std::ifstream> in_;
-  int64_t line_ = 0, record_ = 0, rows_ = 0;
-  int shard_ = 0, shards_ = 1;
 };
 
 }  // namespace et::readers::conll

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ethost/error.h"
+#include "ethost/io/table_writer.h"
 
 namespace et::app {
 namespace {
@@ -15,39 +16,30 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Output cells must not break the TSV: tabs and newlines inside copied columns become spaces.
-std::string tsv_safe(std::string s) {
-  for (char& c : s)
-    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
+// The app's output cells are written as they are (numbers, labels, JSON); the appended input columns are free
+// text, whose tabs and line breaks become spaces.
 class TsvSink final : public PredictSink {
  public:
   TsvSink(const std::string& path, const std::string& tmp, const std::vector<OutputColumn>& cols,
           const std::vector<std::string>& append, bool header)
-      : path_(path), out_(tmp, std::ios::binary) {
-    if (!out_) throw DataError("cannot write the predictions", path);
-    if (!header) return;
-    std::string h;
-    for (auto& c : cols) h += (h.empty() ? "" : "\t") + c.name;
-    for (auto& c : append) h += (h.empty() ? "" : "\t") + c;
-    out_ << h << "\n";
-  }
+      : out_(tmp, table_columns(cols, append), {header, '\t', path, "the predictions"}) {}
   void row(const std::vector<std::string>& cells, const std::vector<std::string>& appended) override {
-    std::string line;
-    for (auto& cell : cells) line += (line.empty() ? "" : "\t") + cell;
-    for (auto& a : appended) line += (line.empty() ? "" : "\t") + tsv_safe(a);
-    out_ << line << "\n";
+    line_.assign(cells.begin(), cells.end());
+    line_.insert(line_.end(), appended.begin(), appended.end());
+    out_.write_row(line_);
   }
-  void finish() override {
-    out_.close();
-    if (!out_) throw DataError("writing the predictions failed", path_);
-  }
+  void finish() override { out_.close(); }
 
  private:
-  std::string path_;
-  std::ofstream out_;
+  static std::vector<io::TableColumn> table_columns(const std::vector<OutputColumn>& cols,
+                                                    const std::vector<std::string>& append) {
+    std::vector<io::TableColumn> out;
+    for (const auto& c : cols) out.push_back({c.name, io::CellEscape::none});
+    for (const auto& c : append) out.push_back({c, io::CellEscape::spaces});
+    return out;
+  }
+  io::TableWriter out_;
+  std::vector<std::string> line_;
 };
 
 class JsonlSink final : public PredictSink {

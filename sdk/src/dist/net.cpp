@@ -14,24 +14,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 #include <thread>
 
 #include "ethost/error.h"
+#include "ethost/text/split.h"
 
 namespace et::dist {
 namespace {
-
-std::vector<std::string> split_names(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
 
 std::string interface_names(const std::vector<NetInterface>& ifs) {
   std::string s;
@@ -136,7 +125,7 @@ Advertise choose_advertise(const std::string& master_addr, int master_port, cons
   const auto ifs = list_interfaces();
   Advertise a;
   auto by_name = [&](const std::string& names, const std::string& key) {
-    a.interfaces = split_names(names);
+    a.interfaces = split_list(names);
     a.source = key;
     for (auto& n : a.interfaces) {
       const NetInterface* found = nullptr;

@@ -50,6 +50,9 @@ Tokenizer Tokenizer::from_model_dir(const std::string& dir) {
 }
 
 void Tokenizer::save(const std::string& dir) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw DataError("cannot create the tokenizer directory: " + ec.message(), dir);
   const Vocab& v = vocab();
   std::string text;
   for (size_t i = 0; i < v.size(); ++i) text += v.token(static_cast<int64_t>(i)) + "\n";

@@ -61,8 +61,9 @@ class ET_API Tokenizer {
   // tokenize_chinese_chars, model_max_length, never_split). Throws et::ConfigError naming the file on errors.
   static Tokenizer from_model_dir(const std::string& dir);
   // Writes <dir>/vocab.txt (one token per line, in id order) and <dir>/tokenizer_config.json (BertTokenizer,
-  // the case/accents/Chinese settings, model_max_length = max_length when set), which from_model_dir reads
-  // back.
+  // the case/accents/Chinese settings, never_split, model_max_length = max_length when set), which
+  // from_model_dir reads back into an equal tokenizer. Creates dir when needed; throws et::DataError naming
+  // the path when it cannot be written.
   void save(const std::string& dir) const;
 
   const Vocab& vocab() const noexcept;
