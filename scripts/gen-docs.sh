@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # gen-docs.sh: regenerates the generated blocks of the Markdown docs from the binary; --check only reports stale ones.
 #
-#   scripts/gen-docs.sh [--check] [file.md ...]      (default: every tracked-looking *.md of the repository)
+#   scripts/gen-docs.sh [--check] [file.md ...]      (default: every *.md outside build*/, runs/, out/)
 #
 # A generated block is the text between a marker line and an end line:
 #   <!-- generated: ethost --describe reader/tsv --format markdown -->
 #   ... (replaced by that command's output, between two blank lines)
 #   <!-- end generated -->
 # Only `ethost ...` commands are run: with $ETHOST (default build/bin/ethost) and, for hermetic output, the in-tree
-# plugins only (--no-default-plugins --plugin-dir $ETHOST_PLUGIN_DIR, default build/bin/plugins).
+# plugins only (--no-default-plugins --plugin-dir $ETHOST_PLUGIN_DIR, default build/bin/plugins; no
+# ETHOST_PLUGIN_PATH); the command's stderr is shown only when it fails.
 # Exit codes: 0 up to date (or rewritten), 1 stale blocks with --check, 2 usage or a malformed block, 3 a command
 # failed.
 set -euo pipefail
@@ -40,7 +41,7 @@ begin_re='^<!-- generated: (.*) -->[[:space:]]*$'
 end_re='^<!-- end generated -->[[:space:]]*$'
 stale=0
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp.err"' EXIT
 for f in "${files[@]}"; do
   grep -q '^<!-- generated: ' "$f" || continue
   : >"$tmp"
@@ -66,9 +67,10 @@ for f in "${files[@]}"; do
       echo "$f:$lineno: only 'ethost ...' commands are generated, got: $cmd" >&2
       exit 2
     fi
-    if ! out=$("$ETHOST" --no-default-plugins --plugin-dir "$ETHOST_PLUGIN_DIR" "${words[@]:1}" 2>&1); then
+    if ! out=$(env -u ETHOST_PLUGIN_PATH "$ETHOST" --no-default-plugins --plugin-dir "$ETHOST_PLUGIN_DIR" \
+      "${words[@]:1}" 2>"$tmp.err"); then
       echo "$f:$lineno: '$cmd' failed:" >&2
-      echo "$out" >&2
+      cat "$tmp.err" >&2
       exit 3
     fi
     printf '\n%s\n\n' "$out" >>"$tmp"
