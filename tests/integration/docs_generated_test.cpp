@@ -61,7 +61,7 @@ TEST_SUITE("integration.docs_generated") {
 
   TEST_CASE("the repository's generated blocks are up to date (scripts/gen-docs.sh --check)") {
     auto r = gen_docs({"--check"});
-    INFO(r.out, r.err);
+    INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.empty());
   }
