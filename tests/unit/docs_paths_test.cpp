@@ -36,6 +36,7 @@ bool starts_with(const std::string& s, const std::string& p) { return s.compare(
 
 // A token of a code span or fenced line, reduced to the repository path it names; empty when it names none.
 std::string repo_path(std::string t) {
+  if (t.find("...") != std::string::npos || t.find("\xE2\x80\xA6") != std::string::npos) return {};  // "…"
   while (!t.empty() && std::string(".:;!").find(t.back()) != std::string::npos) t.pop_back();
   auto colon = t.rfind(':');  // file.cpp:42 or file.cpp:42-50
   if (colon != std::string::npos && colon + 1 < t.size() &&
@@ -45,9 +46,7 @@ std::string repo_path(std::string t) {
   auto slash = t.find('/');
   if (slash == std::string::npos) return {};
   if (std::find(kTopLevel.begin(), kTopLevel.end(), t.substr(0, slash)) == kTopLevel.end()) return {};
-  if (t.find_first_of("*?<>{}$[]|%") != std::string::npos || t.find("...") != std::string::npos ||
-      t.find("\xE2\x80\xA6") != std::string::npos)  // "…"
-    return {};
+  if (t.find_first_of("*?<>{}$[]|%") != std::string::npos) return {};
   return t;
 }
 
