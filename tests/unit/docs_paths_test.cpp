@@ -194,11 +194,12 @@ TEST_SUITE("unit.docs_paths") {
     for (auto& md : files) {
       for (auto& q : quoted_paths(read_all(md))) {
         ++checked;
-        if (!exists_for(root, md, q))
-          FAIL_CHECK(fs::relative(md, root).string()
-                     << ":" << q.line << ": " << (q.link ? "link " : "") << "`" << q.path
-                     << "` does not exist (relative to " << (q.link ? "" : "the repository root or ")
-                     << "the file's folder)");
+        if (exists_for(root, md, q)) continue;
+        std::string what =
+            q.link ? "link `" + q.path + "` does not exist (relative to the file's folder)"
+                   : "`" + q.path + "` does not exist (relative to the repository root or the file's folder)";
+        std::string where = fs::relative(md, root).string() + ":" + std::to_string(q.line) + ": ";
+        FAIL_CHECK(where << what);
       }
     }
     CHECK(checked > 100);
