@@ -16,7 +16,10 @@ boost::program_options::variables_map parse_subcommand(
     const std::string& command);
 
 int cmd_list(const PluginIndex& index, bool json, bool verbose);
-int cmd_describe(const PluginIndex& index, const std::string& what);
+// `--describe <kind>/<name>`; format "markdown" prints only the config keys, as a Markdown table (for docs);
+// a non-empty `section` keeps the keys under it ("distill": distill.*).
+int cmd_describe(const PluginIndex& index, const std::string& what, const std::string& format = "text",
+                 const std::string& section = "");
 int cmd_check_plugins(const PluginIndex& index);
 int cmd_run_app(const PluginIndex& index, const HostOptions& opts);
 int cmd_version();

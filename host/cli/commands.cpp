@@ -54,7 +54,7 @@ int run_host(int argc, const char* const* argv) {
       if (f->skipped) lg.debug("skipped ", f->path, ": ", f->problem);
   }
   if (o.list) return cmd_list(index, o.json, o.verbose);
-  if (!o.describe.empty()) return cmd_describe(index, o.describe);
+  if (!o.describe.empty()) return cmd_describe(index, o.describe, o.format, o.section);
   if (o.check_plugins) return cmd_check_plugins(index);
   if (!o.app.empty()) return cmd_run_app(index, o);
   throw UsageError("nothing to do", "command line", "give --app <name>, --list, --describe or --help");

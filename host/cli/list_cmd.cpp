@@ -1,10 +1,8 @@
-// list_cmd.cpp: `ethost --list [--json]`, `--describe <kind>/<name>` and `--check-plugins`.
+// list_cmd.cpp: `ethost --list [--json]` and `--check-plugins`.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <iomanip>
-#include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -61,52 +59,6 @@ int cmd_list(const PluginIndex& index, bool json, bool verbose) {
       if (verbose) std::cout << "skipped " << f->path << ": " << f->problem << "\n";
     }
   if (skipped && !verbose) std::cout << "(" << skipped << " other .so file(s) skipped; --verbose says why)\n";
-  return kExitOk;
-}
-
-int cmd_describe(const PluginIndex& index, const std::string& what) {
-  auto slash = what.find('/');
-  auto kind = parse_kind(slash == std::string::npos ? "" : what.substr(0, slash));
-  if (!kind) throw UsageError("--describe expects <kind>/<name>, e.g. app/hello or model/bert", "command line");
-  const ComponentEntry& c = index.require(*kind, what.substr(slash + 1));
-  const ComponentDecl& d = *c.decl;
-  const Manifest& m = *c.file->manifest;
-  std::cout << d.key() << " " << d.version << (d.description.empty() ? "" : " - " + d.description) << "\n";
-  std::cout << "plugin:   " << m.id << " " << m.version << " (" << c.file->path << ")\n";
-  std::string req;
-  for (auto& r : d.requires_) req += (req.empty() ? "" : ", ") + r;
-  std::cout << "requires: " << (req.empty() ? "(nothing)" : req) << "\n";
-  std::cout << "config keys:\n";
-  std::vector<std::vector<std::string>> rows = {{"KEY", "TYPE", "DEFAULT", "DOC"}};
-  for (auto& s : d.config) {
-    std::string type = s.type == "component" ? "component(" + s.component_kind + ")" : s.type;
-    std::string def = s.required ? "(required)" : s.default_toml.empty() ? "(none)" : s.default_toml;
-    std::string doc = s.doc;
-    if (!s.choices.empty()) {
-      std::string ch;
-      for (auto& x : s.choices) ch += (ch.empty() ? "" : "|") + x;
-      doc += " [" + ch + "]";
-    }
-    if (s.min || s.max) {
-      auto num = [](double x) {
-        std::ostringstream n;
-        n << x;
-        return n.str();
-      };
-      doc += " [" + (s.min ? num(*s.min) : "-inf") + ", " + (s.max ? num(*s.max) : "inf") + "]";
-    }
-    rows.push_back({s.key, type, def, doc});
-  }
-  if (d.config.empty()) {
-    std::cout << "  (none)\n";
-    return kExitOk;
-  }
-  std::vector<size_t> w(4, 0);
-  for (auto& r : rows)
-    for (size_t i = 0; i < 3; ++i) w[i] = std::max(w[i], r[i].size());
-  for (auto& r : rows)
-    std::cout << "  " << std::left << std::setw(int(w[0]) + 2) << r[0] << std::setw(int(w[1]) + 2) << r[1]
-              << std::setw(int(w[2]) + 2) << r[2] << r[3] << "\n";
   return kExitOk;
 }
 

@@ -49,6 +49,9 @@ po::options_description make_options(HostOptions& o, std::vector<std::string>& s
       "list", po::bool_switch(&o.list), "list plugins and their components (reads manifests only)")(
       "json", po::bool_switch(&o.json), "with --list: print JSON")(
       "describe", po::value(&o.describe), "describe a component: <kind>/<name>, e.g. app/hello")(
+      "format", po::value(&o.format),
+      "with --describe: text (default) or markdown (the config keys as a Markdown table, for docs)")(
+      "section", po::value(&o.section), "with --describe: only the keys of this section, e.g. distill")(
       "check-plugins", po::bool_switch(&o.check_plugins),
       "load every plugin in a separate probe process and report")(
       "verbose,v", po::bool_switch(&o.verbose), "also report skipped files and debug details")(
@@ -96,7 +99,8 @@ std::string usage_text() {
   std::ostringstream os;
   os << "Usage: ethost --app <name> [--mode train|evaluate|predict|serve] [--config file.toml] [--set "
         "k=v]...\n"
-        "       ethost --list [--json] | --describe <kind>/<name> | --version\n"
+        "       ethost --list [--json] | --version\n"
+        "       ethost --describe <kind>/<name> [--section s] [--format markdown]   (its config keys)\n"
         "       ethost tokenize --vocab vocab.txt [--pair] [--max_length N] < input\n"
         "       ethost doctor [--json]   (CPU, BLAS core, threads, GEMM peaks: paste it into bug reports)\n"
         "       ethost segment [--dict dict.txt] < input   (Chinese words, as jieba's cut with HMM off)\n"
@@ -150,6 +154,12 @@ HostOptions parse_options(int argc, const char* const* argv) {
       o.user_params.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
   }
+  if (o.format != "text" && o.format != "markdown")
+    throw UsageError("unknown --format '" + o.format + "'", "command line", "use text or markdown");
+  for (const char* flag : {"format", "section"})
+    if (vm.count(flag) && o.describe.empty())
+      throw UsageError(std::string("--") + flag + " applies to --describe only", "command line",
+                       "for example --describe app/text_classify --section distill --format markdown");
   if (o.mode != "train" && o.mode != "evaluate" && o.mode != "predict" && o.mode != "serve")
     throw UsageError("unknown --mode '" + o.mode + "'", "command line",
                      "use train, evaluate, predict or serve");

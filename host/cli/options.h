@@ -21,6 +21,8 @@ struct HostOptions {
   bool check_plugins = false;
   bool no_default_plugins = false;
   std::string describe;
+  std::string format = "text";  // --describe output: text | markdown
+  std::string section;          // --describe: only the keys under this section (e.g. "distill")
   std::string app;
   std::string mode = "train";
   std::string config_file;

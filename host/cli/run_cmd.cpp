@@ -158,7 +158,7 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
     if (!predictor)
       throw UsageError("app/" + o.app + " cannot be served: it does not offer the Predictor capability",
                        "--mode",
-                       "serve an app that predicts (ethost --describe app/" + o.app + " lists its modes)");
+                       "serve an app that has --mode predict, such as text_classify (see docs/serving.md)");
     if (env.world_size > 1)
       throw UsageError("--mode serve runs as one process, not under the launcher", "--mode");
     serve::run_serve(*predictor, root, {app.decl->key(), app.decl->version, cfg.to_toml()});
