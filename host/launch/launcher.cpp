@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
 #include <csignal>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -195,7 +196,8 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
     Worker& w = workers[size_t(lr)];
     w.rank = node * o.nproc_per_node + lr;
     int out_p[2], err_p[2];
-    if (pipe(out_p) != 0 || pipe(err_p) != 0) throw Error("pipe failed", "launcher");
+    if (pipe(out_p) != 0 || pipe(err_p) != 0) throw InternalError(std::string("pipe failed: ") + std::strerror(errno), "launcher",
+                          "out of file descriptors? (ulimit -n)");
     std::vector<std::string> env = {"RANK=" + std::to_string(w.rank),
                                     "LOCAL_RANK=" + std::to_string(lr),
                                     "WORLD_SIZE=" + std::to_string(world),
@@ -213,7 +215,8 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
       wargs.push_back(std::to_string(threads));
     }
     pid_t pid = fork();
-    if (pid < 0) throw Error("fork failed", "launcher");
+    if (pid < 0) throw InternalError(std::string("fork failed: ") + std::strerror(errno), "launcher",
+                                      "out of processes or memory? (ulimit -u)");
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
       std::signal(SIGINT, SIG_DFL);
