@@ -93,9 +93,11 @@ void serve_app(App& instance, const ConfigView& root, const HostOptions& o, cons
                const ComponentEntry& app, const Config& cfg) {
   auto* predictor = query<Predictor>(instance);
   if (!predictor)
-    throw UsageError("app/" + o.app + " cannot be served: it does not offer the Predictor capability", "--mode",
+    throw UsageError("app/" + o.app + " cannot be served: it does not offer the Predictor capability",
+                     "--mode",
                      "serve an app that predicts (ethost --describe app/" + o.app + " lists its modes)");
-  if (env.world_size > 1) throw UsageError("--mode serve runs as one process, not under the launcher", "--mode");
+  if (env.world_size > 1)
+    throw UsageError("--mode serve runs as one process, not under the launcher", "--mode");
   serve::run_serve(*predictor, root, {app.decl->key(), app.decl->version, cfg.to_toml()});
 }
 

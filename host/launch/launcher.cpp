@@ -196,7 +196,8 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
     Worker& w = workers[size_t(lr)];
     w.rank = node * o.nproc_per_node + lr;
     int out_p[2], err_p[2];
-    if (pipe(out_p) != 0 || pipe(err_p) != 0) throw InternalError(std::string("pipe failed: ") + std::strerror(errno), "launcher",
+    if (pipe(out_p) != 0 || pipe(err_p) != 0)
+      throw InternalError(std::string("pipe failed: ") + std::strerror(errno), "launcher",
                           "out of file descriptors? (ulimit -n)");
     std::vector<std::string> env = {"RANK=" + std::to_string(w.rank),
                                     "LOCAL_RANK=" + std::to_string(lr),
@@ -215,8 +216,9 @@ int launch_workers(const LaunchOptions& o, int argc, const char* const* argv) {
       wargs.push_back(std::to_string(threads));
     }
     pid_t pid = fork();
-    if (pid < 0) throw InternalError(std::string("fork failed: ") + std::strerror(errno), "launcher",
-                                      "out of processes or memory? (ulimit -u)");
+    if (pid < 0)
+      throw InternalError(std::string("fork failed: ") + std::strerror(errno), "launcher",
+                          "out of processes or memory? (ulimit -u)");
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
       std::signal(SIGINT, SIG_DFL);

@@ -51,7 +51,9 @@ std::unique_ptr<App> HostContext::create_app(const std::string& name, const Conf
 }
 std::unique_ptr<Model> HostContext::create_model(const std::string& name, const ConfigView& cfg) {
   return attribute_errors(
-      create_component(Kind::model, name, cfg, +[](const Factories& f) -> const auto& { return f.models; }), name);
+      create_component(
+          Kind::model, name, cfg, +[](const Factories& f) -> const auto& { return f.models; }),
+      name);
 }
 std::unique_ptr<OptimizerFactory> HostContext::create_optimizer(const std::string& name, const ConfigView& cfg) {
   return create_component(Kind::optimizer, name, cfg, +[](const Factories& f) -> const auto& { return f.optimizers; });

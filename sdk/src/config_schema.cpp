@@ -29,11 +29,13 @@ bool starts_with_key(const std::string& key, const std::string& prefix) {
 bool type_ok(const std::string& type, const ConfigView& v, const std::string& key) {
   // Reuse the typed getters: they accept exactly what the type allows.
   try {
-    if (type == "string" || type == "component" || type == "path") v.get_string(key);
+    if (type == "string" || type == "component" || type == "path")
+      v.get_string(key);
     else if (type == "int") v.get_int(key);
     else if (type == "float") v.get_double(key);
     else if (type == "bool") v.get_bool(key);
-    else if (type == "string_list" || type == "path_list" || type == "list_or_file") v.get_string_list(key);
+    else if (type == "string_list" || type == "path_list" || type == "list_or_file")
+      v.get_string_list(key);
     else if (type == "int_list") v.get_int_list(key);
     else if (type == "float_list") v.get_double_list(key);
     else if (type == "table") return v.is_table(key);

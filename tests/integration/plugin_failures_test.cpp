@@ -104,8 +104,9 @@ TEST_SUITE("integration.plugin_failures") {
     auto r = run_ethost(base);
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 3);
-    CHECK(contains(r.err, "ethost: error: model/torch_throws: forward failed: mat1 and mat2 shapes cannot be "
-                          "multiplied (2x3 and 2x3)"));
+    CHECK(contains(r.err,
+                   "ethost: error: model/torch_throws: forward failed: mat1 and mat2 shapes cannot be "
+                   "multiplied (2x3 and 2x3)"));
     CHECK_FALSE(contains(r.err, "Exception raised from"));  // c10's C++ backtrace is left out
     CHECK_FALSE(contains(r.err, "internal error"));
     auto args = base;

@@ -1,5 +1,5 @@
-// component_errors_test.cpp: errors escaping a plugin's Model::forward name the model (the host's wrapper), and
-// the SDK's default Model::save is a plugin error with its exit code.
+// component_errors_test.cpp: errors escaping a plugin's Model::forward name the model (the host's wrapper),
+// and the SDK's default Model::save is a plugin error with its exit code.
 #include <torch/torch.h>
 
 #include <doctest/doctest.h>
@@ -42,11 +42,12 @@ std::string plugin_error_of(et::Model& m) {
 }  // namespace
 
 TEST_SUITE("unit.host") {
-  TEST_CASE("a LibTorch error in forward names the model, without the C++ backtrace; et::Errors pass as they are") {
+  TEST_CASE(
+      "a LibTorch error in forward names the model, without the C++ backtrace; et::Errors pass as they are") {
     auto torch_err = et::host::attribute_errors(std::make_unique<Throwing>("torch"), "thrower");
     const std::string msg = plugin_error_of(*torch_err);
-    CHECK_MESSAGE(msg.rfind("model/thrower: forward failed: mat1 and mat2 shapes cannot be multiplied", 0) == 0,
-                  msg);
+    CHECK_MESSAGE(
+        msg.rfind("model/thrower: forward failed: mat1 and mat2 shapes cannot be multiplied", 0) == 0, msg);
     CHECK_MESSAGE(msg.find("Exception raised from") == std::string::npos, msg);
     CHECK_MESSAGE(msg.find("\n") == std::string::npos, msg);
 

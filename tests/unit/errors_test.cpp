@@ -38,7 +38,8 @@ TEST_SUITE("unit.errors") {
     const std::regex plain(R"(throw\s+(::)?(et::)?Error\s*[({])");
     std::vector<std::string> found;
     for (const char* tree : {"host", "sdk", "plugins"}) {
-      for (auto& e : std::filesystem::recursive_directory_iterator(std::string(ETHOST_SOURCE_DIR) + "/" + tree)) {
+      for (auto& e :
+           std::filesystem::recursive_directory_iterator(std::string(ETHOST_SOURCE_DIR) + "/" + tree)) {
         const auto ext = e.path().extension();
         if (ext != ".cpp" && ext != ".h") continue;
         if (e.path().string().find("/tests/") != std::string::npos) continue;

@@ -124,7 +124,10 @@ class AdamWFactory final : public et::OptimizerFactory {
   std::unique_ptr<et::Optimizer> make(std::vector<et::ParamGroup> groups) override {
     std::vector<Slot> slots;
     for (auto& g : groups) {
-      if (g.names.size() != g.params.size()) throw et::PluginError("optimizer/adamw: a parameter group needs one name per tensor", "", "the app or model plugin builds its parameter groups wrongly: report it to its author");
+      if (g.names.size() != g.params.size())
+        throw et::PluginError(
+            "optimizer/adamw: a parameter group needs one name per tensor", "",
+            "the app or model plugin builds its parameter groups wrongly: report it to its author");
       for (size_t i = 0; i < g.params.size(); ++i) {
         bool decay = true;
         for (auto& nd : no_decay_)
