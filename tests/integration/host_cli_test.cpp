@@ -23,7 +23,7 @@ TEST_SUITE("integration.host") {
     auto r = run_ethost({"--version"});
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "ethost 0.1.0"));
-    CHECK(contains(r.out, "SDK ABI 2.6"));
+    CHECK(contains(r.out, "SDK ABI 2.7"));
     CHECK(contains(r.out, "LibTorch 1.13"));
     CHECK(contains(r.out, "build "));
   }

@@ -38,7 +38,7 @@ TEST_SUITE("integration.plugin_failures") {
     auto r = run_ethost(with_fixtures({"--list"}));
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "good_fixture"));
-    CHECK(contains(r.out, "incompatible: built for SDK ABI 3.0, host supports 2.0–2.6"));
+    CHECK(contains(r.out, "incompatible: built for SDK ABI 3.0, host supports 2.0–2.7"));
     CHECK(contains(r.out, "incompatible: built for SDK ABI 2.9"));
     CHECK(contains(r.out, "incompatible: built for LibTorch 2.1, host has 1.13"));
     CHECK(contains(r.out, "incompatible: missing entry symbol ethost_plugin_v2"));
@@ -62,7 +62,7 @@ TEST_SUITE("integration.plugin_failures") {
     expect_blocked("bad_abi_major", fixture("bad_abi_major"), "built for SDK ABI 3.0");
   }
   TEST_CASE("newer SDK minor than the host") {
-    expect_blocked("newer_minor", fixture("newer_minor"), "built for SDK ABI 2.9, host supports 2.0–2.6");
+    expect_blocked("newer_minor", fixture("newer_minor"), "built for SDK ABI 2.9, host supports 2.0–2.7");
   }
   TEST_CASE("different LibTorch major.minor") {
     expect_blocked("wrong_torch", fixture("wrong_torch"), "built for LibTorch 2.1, host has 1.13");

@@ -10,6 +10,8 @@
 //  - MAJOR changes on any layout/vtable change of an existing SDK interface, or a new LibTorch minor.
 //    Every plugin must then be rebuilt; the entry symbol name (ethost_plugin_v<MAJOR>) changes with it.
 //  - MINOR changes on additive changes only (new kinds, new Context services, new capability interfaces).
+//  - 2.7: config key types path, path_list and list_or_file (manifests and services), ConfigView::source_file
+//    and et::resolve_config_paths: relative paths in a config file resolve against its folder.
 //  - 2.6: ethost/nn/distill_losses.h (kd_kl_loss, vanilla_kd_loss, masked_mse, uniform_layer_map) and the
 //    supervised service's [distill] keys: knowledge distillation in every supervised app (SupervisedApp's
 //    layout and vtable are unchanged: the teacher and the KD task live behind its pimpl).
@@ -32,7 +34,7 @@
 //  - A plugin is compatible when: same MAJOR, plugin MINOR <= host MINOR, same LibTorch major.minor,
 //    same _GLIBCXX_USE_CXX11_ABI.
 #define ET_SDK_ABI_MAJOR 2
-#define ET_SDK_ABI_MINOR 6
+#define ET_SDK_ABI_MINOR 7
 #define ET_VERSION_STRING "0.1.0"
 
 namespace et {
