@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cpu/blas_backend.h"
 #include "ethost/error.h"
+#include "plugin/component_errors.h"
 
 int main(int argc, char** argv) {
   // Before anything uses BLAS: restart on the right OpenBLAS core if OpenBLAS misdetected this CPU.
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
     std::cerr << "ethost: error: " << e.what() << std::endl;
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "ethost: internal error: " << e.what() << std::endl;
+    std::cerr << "ethost: internal error: " << et::host::exception_text(e) << std::endl;
     return et::kExitInternal;
   }
 }

@@ -13,11 +13,11 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/bench.toml" <<TOML
 [data]
-tables = ["data/eprstmt/train.tsv", "data/eprstmt/dev.tsv"]
+tables = ["$PWD/data/eprstmt/train.tsv", "$PWD/data/eprstmt/dev.tsv"]
 input_schema = "text:str:1,label:str:1"
 label_enumerate_values = ["Negative", "Positive"]
 sequence_length = 64
-vocab_file = "data/vocab/bert-base-chinese-vocab.txt"
+vocab_file = "$PWD/data/vocab/bert-base-chinese-vocab.txt"
 [model]
 hidden_size = 256
 num_hidden_layers = 4

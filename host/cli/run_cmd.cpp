@@ -16,6 +16,7 @@
 #include "ethost/error.h"
 #include "ethost/log.h"
 #include "ethost/predictor.h"
+#include "plugin/component_errors.h"
 #include "plugin/host_context.h"
 #include "serve/serve.h"
 
@@ -87,6 +88,19 @@ Mode parse_mode(const std::string& m) {
   return Mode::serve;
 }
 
+// --mode serve: the host serves any app with the Predictor capability, without the app writing any.
+void serve_app(App& instance, const ConfigView& root, const HostOptions& o, const dist::WorldEnv& env,
+               const ComponentEntry& app, const Config& cfg) {
+  auto* predictor = query<Predictor>(instance);
+  if (!predictor)
+    throw UsageError("app/" + o.app + " cannot be served: it does not offer the Predictor capability",
+                     "--mode",
+                     "serve an app that has --mode predict, such as text_classify (see docs/serving.md)");
+  if (env.world_size > 1)
+    throw UsageError("--mode serve runs as one process, not under the launcher", "--mode");
+  serve::run_serve(*predictor, root, {app.decl->key(), app.decl->version, cfg.to_toml()});
+}
+
 }  // namespace
 
 int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
@@ -151,21 +165,19 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& o) {
   for (auto* f : loader.loaded())
     lg.debug("loaded plugin ", f->manifest->id, " ", f->manifest->version, " from ", f->path);
   Mode mode = parse_mode(o.mode);
-  // Apps with the Predictor capability are driven by the SDK's predict loop (tables -> TSV); others run it.
-  // Serving is the host's too: any app with the Predictor capability gets it, without writing any.
   if (mode == Mode::serve) {
-    auto* predictor = query<Predictor>(*instance);
-    if (!predictor)
-      throw UsageError("app/" + o.app + " cannot be served: it does not offer the Predictor capability",
-                       "--mode",
-                       "serve an app that has --mode predict, such as text_classify (see docs/serving.md)");
-    if (env.world_size > 1)
-      throw UsageError("--mode serve runs as one process, not under the launcher", "--mode");
-    serve::run_serve(*predictor, root, {app.decl->key(), app.decl->version, cfg.to_toml()});
-  } else if (auto* predictor = mode == Mode::predict ? query<Predictor>(*instance) : nullptr) {
-    app::run_predict(ctx, *predictor, root);
+    serve_app(*instance, root, o, env, app, cfg);
   } else {
-    instance->run(mode);
+    // Apps with the Predictor capability are driven by the SDK's predict loop (tables -> TSV); others run it.
+    // A LibTorch or C++ library error escaping the app names it (a model's names the model: HostContext).
+    try {
+      if (auto* predictor = mode == Mode::predict ? query<Predictor>(*instance) : nullptr)
+        app::run_predict(ctx, *predictor, root);
+      else
+        instance->run(mode);
+    } catch (...) {
+      rethrow_attributed("app/" + o.app);
+    }
   }
   instance.reset();
   if (auto* pg = dist::process_group()) pg->barrier();

@@ -147,9 +147,14 @@ Config resolve_config(const PluginIndex& index, const ComponentEntry& app, const
     cfg.set_from_text(key, value, "--user_defined_parameters");
   }
 
-  // Validate: app keys (+ [runtime]) at the top, each component section against its own schema.
   std::vector<ConfigKeySpec> top = decl.config;
   for (const auto& s : runtime_specs()) top.push_back(s);
+  // Relative paths the config file gives name files beside it; --set and flags stay relative to the
+  // current directory.
+  resolve_config_paths(cfg, top);
+  for (auto& sec : sections) resolve_config_paths(cfg, sec.entry->decl->config, sec.prefix);
+
+  // Validate: app keys (+ [runtime]) at the top, each component section against its own schema.
   std::vector<std::string> owned;
   for (auto& sec : sections) owned.push_back(sec.prefix);
   validate_config(cfg.view(), top, owned, decl.key());

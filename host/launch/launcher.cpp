@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
 #include <csignal>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -210,7 +211,9 @@ void start_worker(const LaunchOptions& o, const WorkerSpec& spec, int lr, Worker
   const int node = o.node_rank;
   w.rank = node * o.nproc_per_node + lr;
   int out_p[2], err_p[2];
-  if (pipe(out_p) != 0 || pipe(err_p) != 0) throw Error("pipe failed", "launcher");
+  if (pipe(out_p) != 0 || pipe(err_p) != 0)
+    throw InternalError(std::string("pipe failed: ") + std::strerror(errno), "launcher",
+                        "out of file descriptors? (ulimit -n)");
   std::vector<std::string> env = {"RANK=" + std::to_string(w.rank),
                                   "LOCAL_RANK=" + std::to_string(lr),
                                   "WORLD_SIZE=" + std::to_string(spec.world),
@@ -222,7 +225,9 @@ void start_worker(const LaunchOptions& o, const WorkerSpec& spec, int lr, Worker
                                   "ETHOST_AGENT_STORE=1"};
   if (o.rendezvous_timeout > 0) env.push_back("ETHOST_RENDEZVOUS_TIMEOUT_S=" + seconds(o.rendezvous_timeout));
   pid_t pid = fork();
-  if (pid < 0) throw Error("fork failed", "launcher");
+  if (pid < 0)
+    throw InternalError(std::string("fork failed: ") + std::strerror(errno), "launcher",
+                        "out of processes or memory? (ulimit -u)");
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
     std::signal(SIGINT, SIG_DFL);

@@ -1,6 +1,7 @@
 // host_context.cpp: component creation for plugins (typed per kind, no cross-module dynamic_cast).
 #include "host_context.h"
 
+#include "component_errors.h"
 #include "ethost/error.h"
 
 namespace et::host {
@@ -49,7 +50,10 @@ std::unique_ptr<App> HostContext::create_app(const std::string& name, const Conf
   return create_component(Kind::app, name, cfg, +[](const Factories& f) -> const auto& { return f.apps; });
 }
 std::unique_ptr<Model> HostContext::create_model(const std::string& name, const ConfigView& cfg) {
-  return create_component(Kind::model, name, cfg, +[](const Factories& f) -> const auto& { return f.models; });
+  return attribute_errors(
+      create_component(
+          Kind::model, name, cfg, +[](const Factories& f) -> const auto& { return f.models; }),
+      name);
 }
 std::unique_ptr<OptimizerFactory> HostContext::create_optimizer(const std::string& name, const ConfigView& cfg) {
   return create_component(Kind::optimizer, name, cfg, +[](const Factories& f) -> const auto& { return f.optimizers; });

@@ -179,7 +179,9 @@ Config Config::from_file(const std::string& path) {
   if (!in) throw ConfigError("cannot open config file", path, "check the path given to --config");
   std::stringstream ss;
   ss << in.rdbuf();
-  return from_string(ss.str(), path);
+  Config c = from_string(ss.str(), path);
+  c.data_->source_file = path;
+  return c;
 }
 
 Config Config::from_string(const std::string& text, const std::string& source_name) {
@@ -197,6 +199,7 @@ Config Config::from_view(const ConfigView& view) {
     copy_leaf(*c.data_, key, v, origin_of(d, join_key(view.prefix_, key)));
   });
   c.data_->base = join_key(d.base, view.prefix_);
+  c.data_->source_file = d.source_file;
   return c;
 }
 
@@ -262,6 +265,7 @@ bool Config::erase(const std::string& key) {
 void Config::merge_from(const Config& other, const std::string& prefix) {
   detach();
   const ConfigData& o = *other.data_;
+  if (data_->source_file.empty()) data_->source_file = o.source_file;
   for_each_leaf(o.root, "", [&](const std::string& key, const toml::node& n) {
     copy_leaf(*data_, join_key(prefix, key), n, origin_of(o, key));
   });
@@ -331,6 +335,8 @@ std::string ConfigView::where(const std::string& key) const {
   if (it != data_->origin.end()) return it->second;
   return {};
 }
+
+std::string ConfigView::source_file() const { return data_ ? data_->source_file : std::string(); }
 
 namespace {
 

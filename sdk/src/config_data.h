@@ -14,6 +14,9 @@ struct ConfigData {
   std::map<std::string, std::string> origin;  // dotted leaf key -> "file:line" | "--set" | "defaults of ..."
   // The section this config was cut from (Config::from_view), e.g. "model": messages name keys in full.
   std::string base;
+  // The config file the document was read from (Config::from_file), kept through merges: its values' origins
+  // are "<source_file>:<line>".
+  std::string source_file;
 };
 
 namespace cfgdetail {

@@ -29,11 +29,13 @@ bool starts_with_key(const std::string& key, const std::string& prefix) {
 bool type_ok(const std::string& type, const ConfigView& v, const std::string& key) {
   // Reuse the typed getters: they accept exactly what the type allows.
   try {
-    if (type == "string" || type == "component") v.get_string(key);
+    if (type == "string" || type == "component" || type == "path")
+      v.get_string(key);
     else if (type == "int") v.get_int(key);
     else if (type == "float") v.get_double(key);
     else if (type == "bool") v.get_bool(key);
-    else if (type == "string_list") v.get_string_list(key);
+    else if (type == "string_list" || type == "path_list" || type == "list_or_file")
+      v.get_string_list(key);
     else if (type == "int_list") v.get_int_list(key);
     else if (type == "float_list") v.get_double_list(key);
     else if (type == "table") return v.is_table(key);
@@ -49,6 +51,9 @@ std::string describe_type(const std::string& type) {
   if (type == "bool") return "a boolean (true or false)";
   if (type == "string" || type == "component") return "a string";
   if (type == "string_list") return "a list of strings (or a comma-separated string)";
+  if (type == "path") return "a path (a string)";
+  if (type == "path_list") return "a list of paths (or a comma-separated string)";
+  if (type == "list_or_file") return "a list of strings, or one path to a file holding them";
   if (type == "int_list") return "a list of integers";
   if (type == "float_list") return "a list of numbers";
   if (type == "table") return "a table";

@@ -17,7 +17,10 @@ Component::~Component() = default;
 void* Component::query_interface(std::string_view) { return nullptr; }
 App::~App() = default;
 Model::~Model() = default;
-void Model::save(const std::string& dir) const { throw Error("this model does not support saving", dir); }
+void Model::save(const std::string& dir) const {
+  throw PluginError("this model does not support saving (" + describe() + ")", dir,
+                    "the app saves its model: choose a model plugin that can (model.name), e.g. bert");
+}
 std::string Model::describe() const { return "model"; }
 Optimizer::~Optimizer() = default;
 OptimizerFactory::~OptimizerFactory() = default;

@@ -1,4 +1,5 @@
-// configs_test.cpp: every shipped config under configs/ resolves and validates (--dump-config exits 0).
+// configs_test.cpp: every shipped config under configs/ resolves and validates (--dump-config exits 0), its
+// relative paths written relative to its own folder.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -23,6 +24,9 @@ TEST_SUITE("integration.configs") {
                                      "--config", e.path().string(), "--dump-config"});
       INFO(e.path().string() << ": " << r.err);
       CHECK(r.exit_code == 0);
+      // Its relative paths resolve against its folder: one that was not written relative to it would now
+      // point inside configs/ (e.g. configs/text_classify/data/...).
+      CHECK(r.out.find(ETHOST_SOURCE_DIR "/configs/") == std::string::npos);
       ++checked;
     }
 #ifdef ETHOST_CORE_ONLY

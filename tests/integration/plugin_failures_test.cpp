@@ -103,6 +103,26 @@ TEST_SUITE("integration.plugin_failures") {
     CHECK(contains(r.out, fixture("throws") + ": failed: "));
   }
 
+  TEST_CASE("a LibTorch error inside Model::forward or App::run names the component (exit 3)") {
+    const std::vector<std::string> base{"--no-default-plugins", "--plugin-dir",
+                                        ETHOST_FIXTURE_PLUGINS "/torch_throws", "--app", "torch_throws"};
+    auto r = run_ethost(base);
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(contains(r.err,
+                   "ethost: error: model/torch_throws: forward failed: mat1 and mat2 shapes cannot be "
+                   "multiplied (2x3 and 2x3)"));
+    CHECK_FALSE(contains(r.err, "Exception raised from"));  // c10's C++ backtrace is left out
+    CHECK_FALSE(contains(r.err, "internal error"));
+    auto args = base;
+    args.insert(args.end(), {"--set", "fail_in=\"app\""});
+    r = run_ethost(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK(contains(r.err, "ethost: error: app/torch_throws: shape '[3]' is invalid for input of size 2"));
+    CHECK_FALSE(contains(r.err, "Exception raised from"));
+  }
+
   TEST_CASE("a missing required component is named before anything runs") {
     auto r = run_ethost(with_fixtures({"--app", "needs_missing"}));
     CHECK(r.exit_code == 3);

@@ -1,10 +1,12 @@
 // config_test.cpp: et::Config / ConfigView — parsing, origins, typed getters, overrides and schema validation.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "ethost/config.h"
 #include "ethost/error.h"
+#include "process.h"
 
 using et::Config;
 using et::ConfigError;
@@ -157,5 +159,60 @@ TEST_SUITE("unit.config") {
     CHECK(c.view().to_json("s.y") == R"("q\"z")");
     CHECK(c.to_toml().find("[s]") != std::string::npos);
     CHECK(c.leaf_keys() == std::vector<std::string>{"s.x", "s.y"});
+  }
+
+  TEST_CASE("relative paths in a config file resolve against its folder; --set values do not") {
+    namespace fs = std::filesystem;
+    et::test::TempDir tmp("config_paths");
+    fs::create_directories(tmp / "conf");
+    et::test::write_file(tmp / "labels.txt", "a\nb\n");
+    et::test::write_file(
+        tmp / "conf/c.toml",
+        "[data]\ntables = [\"../t/train.tsv\", \"/abs/dev.tsv\"]\nvocab_file = \"v.txt\"\n"
+        "labels = [\"../labels.txt\"]\nnames = [\"pos\"]\nother = \"x/y\"\n"
+        "commas = \"a.tsv, ../b.tsv\"\nwrong = 3\n[train]\ncheckpoint_dir = \"../runs/x\"\n");
+    // The config file named by a relative path, as `--config conf/c.toml` run from tmp would.
+    const std::string file = fs::relative(tmp / "conf/c.toml").string();
+    Config c = Config::from_file(file);
+    CHECK(c.view().source_file() == file);
+    c.set_from_text("data.flag_path", "\"from/cwd\"", "--set");
+    std::vector<ConfigKeySpec> specs = {
+        spec("data.tables", "path_list"),    spec("data.vocab_file", "path"),
+        spec("data.labels", "list_or_file"), spec("data.names", "list_or_file"),
+        spec("data.other", "string"),        spec("data.commas", "path_list"),
+        spec("data.wrong", "path"),          spec("data.flag_path", "path"),
+        spec("checkpoint_dir", "path")};
+    et::resolve_config_paths(c, specs);
+    et::resolve_config_paths(c, {spec("checkpoint_dir", "path")}, "train");
+    const fs::path folder = fs::path(file).parent_path();
+    auto at = [&](const std::string& p) { return (folder / p).lexically_normal().string(); };
+    auto v = c.view();
+    CHECK(v.get_string_list("data.tables") == std::vector<std::string>{at("../t/train.tsv"), "/abs/dev.tsv"});
+    CHECK(v.get_string("data.vocab_file") == at("v.txt"));
+    CHECK(v.get_string_list("data.labels") == std::vector<std::string>{at("../labels.txt")});
+    CHECK(v.get_string_list("data.names") == std::vector<std::string>{"pos"});  // labels, not a file
+    CHECK(v.get_string("data.other") == "x/y");                                 // not a path key
+    CHECK(v.get_string_list("data.commas") == std::vector<std::string>{at("a.tsv"), at("../b.tsv")});
+    CHECK(v.get_int("data.wrong") == 3);  // left for validate_config to report
+    CHECK(v.get_string("data.flag_path") == "from/cwd");
+    CHECK(v.get_string("train.checkpoint_dir") == at("../runs/x"));
+    CHECK(v.where("data.vocab_file") == file + ":3");  // the origin is kept for messages
+    // Kept through merges (the host merges plugin defaults <- file <- flags).
+    Config merged;
+    merged.merge_from(Config::from_file(file));
+    CHECK(merged.view().source_file() == file);
+    CHECK(Config::from_string("x = 1", "s").view().source_file().empty());
+  }
+
+  TEST_CASE("path types validate like strings and string lists") {
+    auto c = Config::from_string("p = \"a\"\nl = [\"a\", \"b\"]\nn = 1\n", "t.toml");
+    CHECK_NOTHROW(et::validate_config(c.view(), {spec("p", "path"), spec("l", "path_list"), spec("n", "int")},
+                                      {}, "app/x"));
+    CHECK_NOTHROW(et::validate_config(
+        c.view(), {spec("p", "list_or_file"), spec("l", "list_or_file"), spec("n", "int")}, {}, "app/x"));
+    CHECK(error_of([&] {
+            et::validate_config(c.view(), {spec("p", "path"), spec("l", "path"), spec("n", "int")}, {},
+                                "app/x");
+          }).find("config key 'l' must be a path (a string)") != std::string::npos);
   }
 }

@@ -2,11 +2,16 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "ethost/error.h"
 #include "ethost/log.h"
 #include "ethost/toolkit_version.h"
 #include "ethost/version.h"
+#include "test_paths.h"
 
 TEST_SUITE("unit.errors") {
   TEST_CASE("message composition: where, what, hint") {
@@ -26,6 +31,30 @@ TEST_SUITE("unit.errors") {
     CHECK(et::Interrupted(SIGTERM).exit_code() == 143);
     CHECK(et::exit_code_of(std::runtime_error("x")) == 1);
     CHECK(et::exit_code_of(et::DataError("x")) == 4);
+  }
+
+  TEST_CASE("host, SDK and plugins throw a proper class, never a plain et::Error (exit 1 reads as a bug)") {
+    // Errors a user can cause take ConfigError / UsageError / DataError / PluginError / DistError; real bugs
+    // InternalError or ET_CHECK. A plain et::Error(...) gave exit 1 with no class to tell them apart.
+    const std::regex plain(R"(throw\s+(::)?(et::)?Error\s*[({])");
+    std::vector<std::string> found;
+    for (const char* tree : {"host", "sdk", "plugins"}) {
+      for (auto& e :
+           std::filesystem::recursive_directory_iterator(std::string(ETHOST_SOURCE_DIR) + "/" + tree)) {
+        const auto ext = e.path().extension();
+        if (ext != ".cpp" && ext != ".h") continue;
+        if (e.path().string().find("/tests/") != std::string::npos) continue;
+        std::ifstream in(e.path());
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string s = text.str();
+        for (std::sregex_iterator m(s.begin(), s.end(), plain), end; m != end; ++m)
+          found.push_back(e.path().string() + " at offset " + std::to_string(m->position()));
+      }
+    }
+    std::string list;
+    for (auto& f : found) list += f + "\n";
+    CHECK_MESSAGE(found.empty(), list);
   }
 
   TEST_CASE("errors are catchable as et::Error and std::exception") {

@@ -248,6 +248,18 @@ TEST_SUITE("unit.trainer") {
     CHECK(last.contains("distill_loss"));
   }
 
+  TEST_CASE("a model that returns no 'loss' is a plugin error (exit 3), not a plain et::Error") {
+    Task task;
+    data::Batch batch;
+    try {
+      task.loss({{"logits", torch::ones({1})}}, batch, {});
+      FAIL("no error");
+    } catch (const PluginError& e) {
+      CHECK(e.exit_code() == kExitPlugin);
+      CHECK(std::string(e.what()).find("the model returned no 'loss'") == 0);
+    }
+  }
+
   TEST_CASE("trainer keys: one definition gives the schema default and the parsed default") {
     const auto& specs = train::trainer_config_specs();
     train::TrainerOptions defaults;

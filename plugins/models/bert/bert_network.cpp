@@ -30,7 +30,10 @@ NetworkImpl::NetworkImpl(const nn::hf::ModelOptions& o) : opts(o) {
 
 TensorMap NetworkImpl::forward(const TensorMap& in) {
   const auto* ids = find(in, "input_ids");
-  if (!ids) throw Error("model/bert needs an 'input_ids' tensor [batch, seq]");
+  if (!ids)
+    throw PluginError(
+        "model/bert needs an 'input_ids' tensor [batch, seq]", "",
+        "the app passes inputs this model does not take: choose a model the app supports (model.name)");
   if (ids->dim() == 3 && opts.has_head("multiple_choice")) {
     // HF BertForMultipleChoice: [batch, choices, seq] inputs run as [batch * choices, seq]; the head reads
     // the choice count from the original inputs.
@@ -40,9 +43,11 @@ TensorMap NetworkImpl::forward(const TensorMap& in) {
     return forward_flat(flat, in);
   }
   if (ids->dim() != 2)
-    throw Error("model/bert: input_ids must be [batch, seq]" +
-                std::string(opts.has_head("multiple_choice") ? " or [batch, choices, seq]" : "") + ", got " +
-                std::to_string(ids->dim()) + " dims");
+    throw PluginError(
+        "model/bert: input_ids must be [batch, seq]" +
+            std::string(opts.has_head("multiple_choice") ? " or [batch, choices, seq]" : "") + ", got " +
+            std::to_string(ids->dim()) + " dims",
+        "", "the app passes inputs this model does not take: choose a model the app supports (model.name)");
   return forward_flat(in, in);
 }
 
@@ -50,8 +55,12 @@ TensorMap NetworkImpl::forward_flat(const TensorMap& in, const TensorMap& head_i
   const auto* ids = find(in, "input_ids");
   const int64_t T = ids->size(1);
   if (T > opts.arch.max_position_embeddings)
-    throw Error("model/bert: sequence length " + std::to_string(T) + " exceeds max_position_embeddings " +
-                std::to_string(opts.arch.max_position_embeddings));
+    throw ConfigError(
+        "model/bert: an input of " + std::to_string(T) + " tokens exceeds max_position_embeddings " +
+            std::to_string(opts.arch.max_position_embeddings),
+        "",
+        "lower data.sequence_length (or the app's own length key) to at most " +
+            std::to_string(opts.arch.max_position_embeddings) + ", or use a model with more positions");
   const auto* mask = find(in, "attention_mask");
   const auto* types = find(in, "token_type_ids");
   const auto* pos = find(in, "position_ids");

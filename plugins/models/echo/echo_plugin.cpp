@@ -15,7 +15,10 @@ class EchoModel final : public et::Model {
       : module_(std::make_shared<EchoModule>(cfg.get_double("scale"))) {}
   et::TensorMap forward(const et::TensorMap& in) override {
     auto it = in.find("input");
-    if (it == in.end()) throw et::Error("model/echo needs an 'input' tensor");
+    if (it == in.end())
+      throw et::PluginError(
+          "model/echo needs an 'input' tensor", "",
+          "the app passes inputs this model does not take: choose a model the app supports (model.name)");
     return {{"output", it->second * module_->weight}};
   }
   torch::nn::Module& module() override { return *module_; }

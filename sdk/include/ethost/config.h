@@ -36,6 +36,8 @@ class ET_API ConfigView {
   const std::string& prefix() const noexcept { return prefix_; }
   // "quickstart.toml:12", "--set", "defaults of app/hello", or "" when unknown.
   std::string where(const std::string& key) const;
+  // The config file (--config) this configuration was read from, as given; "" when none.
+  std::string source_file() const;
 
   std::string get_string(const std::string& key) const;
   std::int64_t get_int(const std::string& key) const;
@@ -106,8 +108,12 @@ class ET_API Config {
 
 // One key of a plugin's configuration schema (from its manifest's [provides.config."key"] table).
 struct ConfigKeySpec {
-  std::string key;   // dotted, relative to the plugin's section
-  std::string type;  // string | int | float | bool | string_list | int_list | float_list | table | component
+  std::string key;  // dotted, relative to the plugin's section
+  // string | int | float | bool | string_list | int_list | float_list | table | component, or a file path
+  // (read as a string or string list): path | path_list | list_or_file (a list of values, or one file
+  // holding them). Relative paths written in a config file resolve against the file's folder (see
+  // resolve_config_paths).
+  std::string type;
   std::string doc;
   std::string default_toml;  // the default rendered as TOML, empty when required/no default
   bool required = false;
@@ -121,5 +127,13 @@ struct ConfigKeySpec {
 // `allowed_subtables` are sections owned by other components (validated separately).
 ET_API void validate_config(const ConfigView& cfg, const std::vector<ConfigKeySpec>& specs,
                             const std::vector<std::string>& allowed_subtables, const std::string& owner);
+
+// Rewrites the relative paths that cfg's config file (source_file) gave to the path-typed keys of specs
+// (under prefix) so they name the same files from the current directory: "../../data/x.tsv" in
+// configs/app/c.toml becomes "data/x.tsv". Values from --set, flags or defaults are left as they are
+// (relative to the current directory). A list_or_file value is rewritten only when it is one entry that
+// names an existing file there. Values of the wrong type are left for validate_config to report.
+ET_API void resolve_config_paths(Config& cfg, const std::vector<ConfigKeySpec>& specs,
+                                 const std::string& prefix = {});
 
 }  // namespace et

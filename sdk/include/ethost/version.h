@@ -16,6 +16,8 @@
 //  - 3.0: the contract and the toolkit are two libraries (libethost_sdk.so.3, libethost_toolkit.so.1); the
 //    default Model::load, et::memory and load_weights (now et::io::load_weights, ethost/io/load_weights.h; the nn
 //    names remain as aliases) moved into the contract. Plugins using nn/ or app/ link ethost::toolkit.
+//    Also: config key types path, path_list and list_or_file (manifests and services), ConfigView::source_file
+//    and et::resolve_config_paths: relative paths in a config file resolve against its folder.
 //  - 2.6: ethost/nn/distill_losses.h (kd_kl_loss, vanilla_kd_loss, masked_mse, uniform_layer_map) and the
 //    supervised service's [distill] keys: knowledge distillation in every supervised app (SupervisedApp's
 //    layout and vtable are unchanged: the teacher and the KD task live behind its pimpl).

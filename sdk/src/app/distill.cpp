@@ -59,7 +59,7 @@ const std::vector<ConfigKeySpec>& distill_config_specs() {
                   "TinyBERT's hidden-state, attention-map and embedding MSE (teacher in-process)",
                   {}, {}, {"vanilla_kd", "intermediate_kd"}),
       service_key(
-          "distill.teacher", "string", "\"\"",
+          "distill.teacher", "path", "\"\"",
           "the teacher's model directory (a model this app trained): its logits are computed in-process "
           "(no grad, eval mode) unless distill.logits_column is set; also the source of "
           "distill.student_layers"),
@@ -87,7 +87,7 @@ const std::vector<ConfigKeySpec>& distill_config_specs() {
                   "with distill.student_layers: every_k takes teacher layers 0, k, 2k, ... (k = teacher / "
                   "student layers, DistilBERT), first_k the first ones",
                   {}, {}, {"every_k", "first_k"}),
-      service_key("distill.transfer_tables", "string_list", "[]",
+      service_key("distill.transfer_tables", "path_list", "[]",
                   "extra unlabeled files (a transfer set): their rows train on the KD term only"),
       service_key("distill.transfer_input_schema", "string", "\"\"",
                   "data.input_schema for distill.transfer_tables (empty: the same as data.input_schema)"),

@@ -38,7 +38,7 @@ std::string json_floats(const float* values, int64_t n) { return join_floats(val
 
 const std::vector<ConfigKeySpec>& predictor_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
-      service_key("predict.outputs", "string", "\"\"",
+      service_key("predict.outputs", "path", "\"\"",
                   "prediction output (default <checkpoint_dir>/predictions.tsv): TSV, or by extension .jsonl "
                   "(one JSON object per row), .json (one object {first column: second column}, e.g. SQuAD's "
                   "{id: answer}) or .npy (one numeric column as a float32 array [rows, ...])"),

@@ -30,31 +30,31 @@ const std::vector<ConfigKeySpec>& supervised_config_specs() {
       service_key("data.reader", "component", "\"tsv\"", "reader plugin for data.tables (tsv, jsonl)", {}, {},
                   {}, "reader"),
       service_key(
-          "data.tables", "string_list", "[]",
+          "data.tables", "path_list", "[]",
           "input files: train mode 'train[,dev]'; evaluate: the labelled files; predict: the files to label "
           "(serve reads none)"),
       service_key(
           "data.sequence_length", "int", "128",
           "maximum tokens per example, [CLS]/[SEP] included (longer texts are truncated longest_first)", 8.0),
-      service_key("data.vocab_file", "string", "\"\"",
+      service_key("data.vocab_file", "path", "\"\"",
                   "vocab.txt for a model trained from scratch (pretrained and saved models bring their own)"),
       service_key("data.do_lower_case", "bool", "true",
                   "lower-case and strip accents (with data.vocab_file; model directories use their "
                   "tokenizer_config.json)"),
       service_key("data.label_name", "string", "\"label\"", "column holding the label"),
       service_key(
-          "data.label_enumerate_values", "string_list", "[]",
+          "data.label_enumerate_values", "list_or_file", "[]",
           "the labels in id order, or one path to a file with one label per line; empty: discovered from "
           "the training data (sorted)"),
       service_key("model.name", "component", "\"bert\"", "model plugin", {}, {}, {}, "model"),
       service_key("optimizer.name", "component", "\"adamw\"", "optimizer plugin", {}, {}, {}, "optimizer"),
       service_key(
-          "pretrain_model_name_or_path", "string", "\"\"",
+          "pretrain_model_name_or_path", "path", "\"\"",
           "HF checkpoint directory to fine-tune from (empty: train from scratch with the [model] sizes and "
           "data.vocab_file)"),
       service_key("eval.batch_size", "int", "64", "examples per forward pass when evaluating", 1.0),
       service_key(
-          "eval.results_file", "string", "\"\"",
+          "eval.results_file", "path", "\"\"",
           "where evaluate mode writes its metrics as JSON (default <checkpoint_dir>/eval_results.json)"),
   };
   static const std::vector<ConfigKeySpec> all = [] {

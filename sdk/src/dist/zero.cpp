@@ -35,7 +35,10 @@ class ZeroOptimizer final : public Optimizer, public ShardedOptimizer {
     if (stage < 1 || stage > 3)
       throw ConfigError("ZeRO stage must be 1, 2 or 3, got " + std::to_string(stage));
     for (auto& g : groups) {
-      if (g.names.size() != g.params.size()) throw Error("ZeRO needs one name per parameter");
+      if (g.names.size() != g.params.size())
+        throw PluginError(
+            "ZeRO needs one name per parameter", "train.zero_stage",
+            "the app or model plugin builds its parameter groups wrongly: report it to its author");
       for (size_t i = 0; i < g.params.size(); ++i) {
         names_.push_back(g.names[i]);
         params_.push_back(g.params[i]);

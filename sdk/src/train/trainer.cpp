@@ -20,7 +20,10 @@ TrainTask::~TrainTask() = default;
 TensorMap TrainTask::model_inputs(const data::Batch& batch) { return batch.tensors; }
 LossTerms TrainTask::loss(const TensorMap& outputs, const data::Batch&, const TensorMap&) {
   auto it = outputs.find("loss");
-  if (it == outputs.end()) throw Error("the model returned no 'loss' (are labels passed to it?)");
+  if (it == outputs.end())
+    throw PluginError(
+        "the model returned no 'loss' (are labels passed to it?)", "",
+        "the app and the model do not fit together: choose a model the app supports (model.name)");
   LossTerms t{it->second, {}};
   for (const auto& [name, value] : outputs)
     if (name != "loss" && name.size() > 5 && name.compare(name.size() - 5, 5, "_loss") == 0)
@@ -195,7 +198,9 @@ struct Trainer::Impl {
       for (ForwardHook* h : L.hooks) h->forward(b, inputs, extras);
     }
     LossTerms t = L.task.loss(L.model.forward(inputs), b, extras);
-    if (!t.total.defined()) throw Error("the task returned no loss for a training batch");
+    if (!t.total.defined())
+      throw PluginError("the app's training task returned no loss for a training batch", "",
+                        "a bug in the app plugin: report it to its author");
     t.total = t.total.to(at::kFloat);
     return t;
   }

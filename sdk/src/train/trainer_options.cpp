@@ -156,6 +156,9 @@ const std::vector<ConfigKeySpec>& trainer_config_specs() {
       ConfigKeySpec s;
       s.key = f.key;
       s.type = type_of(f.member);
+      // Relative in a config file: against the file's folder. resume_from_checkpoint stays a string ("latest"
+      // or a directory relative to the current directory).
+      if (std::string(f.key) == "checkpoint_dir") s.type = "path";
       s.default_toml = render(f.def);
       s.doc = f.doc;
       s.min = f.min;

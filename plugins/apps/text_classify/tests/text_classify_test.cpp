@@ -429,6 +429,21 @@ TEST_SUITE("integration.text_classify") {
     CHECK_FALSE(contains(r.err, "internal error"));
   }
 
+  TEST_CASE("the quickstart config runs from any directory: its paths resolve against its folder") {
+    // It used to fail with "cannot read vocabulary file" anywhere but the repository root.
+    et::test::TempDir dir("tc_elsewhere");
+    std::vector<std::string> argv{ETHOST_EXE};
+    for (auto& a : app_args(kRepo + "/configs/text_classify/quickstart.toml",
+                            {"--set", "train.max_steps=1", "--set", "train.checkpoint_dir=out", "--set",
+                             "train.progress_bar=\"never\"", "--set", "train.tensorboard=false"}))
+      argv.push_back(a);
+    auto r = et::test::run_process(argv, {}, {}, 300.0, dir.path());
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK_FALSE(contains(r.err, "vocabulary"));
+    // --set values stay relative to the current directory.
+    CHECK_MESSAGE(fs::exists(dir / "out/config.json"), r.err);
+  }
+
   TEST_CASE("kill -9 during training, resume: final weights equal an uninterrupted run") {
     et::test::TempDir dir("tc_resume");
     auto cfg = [&](const std::string& out) { return tiny_config(out) + ""; };

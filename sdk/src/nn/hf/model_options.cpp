@@ -30,7 +30,7 @@ const std::vector<std::string>& standard_heads() {
 const std::vector<ConfigKeySpec>& transformer_config_specs() {
   static const std::vector<ConfigKeySpec> specs = {
       service_key(
-          "model_dir", "string", "\"\"",
+          "model_dir", "path", "\"\"",
           "HF checkpoint directory (config.json + model.safetensors or pytorch_model.bin); empty: build "
           "from the sizes below"),
       service_key(
