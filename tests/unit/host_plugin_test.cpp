@@ -161,7 +161,7 @@ services = ["transformer"]
     REQUIRE(e.manifest);
     CHECK(et::test::contains(*e.manifest, "id = \"examples.echo\""));
     CHECK(et::test::contains(*e.manifest, "[build]"));
-    CHECK(std::find(e.needed.begin(), e.needed.end(), "libethost_sdk.so.2") != e.needed.end());
+    CHECK(std::find(e.needed.begin(), e.needed.end(), "libethost_sdk.so.3") != e.needed.end());
     CHECK(e.dynamic_symbols == std::vector<std::string>{"ethost_plugin_v3"});
   }
 }
