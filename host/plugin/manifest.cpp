@@ -12,8 +12,8 @@
 namespace et::host {
 namespace {
 
-const std::vector<std::string> kTypes = {"string",   "int",        "float", "bool",      "string_list",
-                                         "int_list", "float_list", "table", "component", "any",
+const std::vector<std::string> kTypes = {"string",   "int",        "float",       "bool",      "string_list",
+                                         "int_list", "float_list", "table",       "component", "any",
                                          "path",     "path_list",  "list_or_file"};
 
 std::string render(const toml::node& n) {

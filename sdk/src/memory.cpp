@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <new>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 namespace et::memory {

@@ -50,7 +50,8 @@ std::vector<std::string> PluginKit::problems() const {
   return out;
 }
 
-Config PluginKit::component_config(const std::string& kind, const std::string& name, const std::string& overrides) {
+Config PluginKit::component_config(const std::string& kind, const std::string& name,
+                                   const std::string& overrides) {
   Config c;
   c.merge_from(Config::from_view(ctx().defaults_of(kind, name)));
   if (!overrides.empty()) c.merge_from(Config::from_string(overrides, "test overrides"));
@@ -63,7 +64,8 @@ std::unique_ptr<App> PluginKit::app(const std::string& name, const std::string& 
 std::unique_ptr<Model> PluginKit::model(const std::string& name, const std::string& overrides) {
   return ctx().create<Model>(name, component_config("model", name, overrides).view());
 }
-std::unique_ptr<OptimizerFactory> PluginKit::optimizer(const std::string& name, const std::string& overrides) {
+std::unique_ptr<OptimizerFactory> PluginKit::optimizer(const std::string& name,
+                                                       const std::string& overrides) {
   return ctx().create<OptimizerFactory>(name, component_config("optimizer", name, overrides).view());
 }
 std::unique_ptr<Reader> PluginKit::reader(const std::string& name, const std::string& overrides) {
@@ -73,7 +75,8 @@ std::unique_ptr<Reader> PluginKit::reader(const std::string& name, const std::st
 std::string make_temp_dir(const std::string& prefix) {
   const char* tmp = getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
-  if (!mkdtemp(pattern.data())) throw DataError("cannot create a temporary directory", pattern, "check $TMPDIR");
+  if (!mkdtemp(pattern.data()))
+    throw DataError("cannot create a temporary directory", pattern, "check $TMPDIR");
   return pattern;
 }
 
@@ -83,7 +86,8 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   std::ofstream f(path, std::ios::binary);
   f << text;
-  if (!f.flush()) throw DataError("cannot write the file", path, "check the directory exists and is writable");
+  if (!f.flush())
+    throw DataError("cannot write the file", path, "check the directory exists and is writable");
 }
 
 }  // namespace et::testing

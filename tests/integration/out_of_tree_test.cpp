@@ -1,8 +1,8 @@
 // out_of_tree_test.cpp: installs the SDK into a prefix, builds examples/out_of_tree_plugin (an app and a
 // model both named tabular_text) against it with its own CMake project, and runs them with the installed host
 // via --plugin-dir (no host or SDK rebuild): the app's custom float-list feature is padded and batched by the
-// SDK, and it trains, evaluates and predicts through the supervised-app base. The example's own doctest suite,
-// on the installed testing kit, runs with `ctest` in its build.
+// SDK, and it trains, evaluates and predicts through the supervised-app base. The example's own doctest
+// suite, on the installed testing kit, runs with `ctest` in its build.
 #include <doctest/doctest.h>
 
 #include <filesystem>

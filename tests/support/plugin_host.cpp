@@ -16,14 +16,16 @@ PluginHost::~PluginHost() = default;
 
 Context& PluginHost::ctx() { return impl_->kit.ctx(); }
 
-Config PluginHost::component_config(const std::string& kind, const std::string& name, const std::string& overrides) {
+Config PluginHost::component_config(const std::string& kind, const std::string& name,
+                                    const std::string& overrides) {
   return impl_->kit.component_config(kind, name, overrides);
 }
 
 std::unique_ptr<Model> PluginHost::model(const std::string& name, const std::string& overrides) {
   return impl_->kit.model(name, overrides);
 }
-std::unique_ptr<OptimizerFactory> PluginHost::optimizer(const std::string& name, const std::string& overrides) {
+std::unique_ptr<OptimizerFactory> PluginHost::optimizer(const std::string& name,
+                                                        const std::string& overrides) {
   return impl_->kit.optimizer(name, overrides);
 }
 std::unique_ptr<Reader> PluginHost::reader(const std::string& name, const std::string& overrides) {

@@ -514,7 +514,8 @@ TEST_SUITE("integration.checkpoint_io") {
     StateDict small = et::io::read_safetensors(fixture("small.safetensors"));
     std::string path = tmp / "ours.safetensors";
     et::io::write_safetensors(path, small);
-    auto r = et::test::run_process({"python3", fixture("check_safetensors.py"), path, fixture("expected.json"), "small"});
+    auto r = et::test::run_process(
+        {"python3", fixture("check_safetensors.py"), path, fixture("expected.json"), "small"});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     auto report = json::parse(r.out);

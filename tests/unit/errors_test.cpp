@@ -85,7 +85,8 @@ TEST_SUITE("unit.errors") {
     // The toolkit's rule: same major, minor not newer; a plugin that does not link it (-1) always passes.
     CHECK(et::toolkit_incompatibility(-1, -1, 1, 0).empty());
     CHECK(et::toolkit_incompatibility(1, 0, 1, 2).empty());
-    CHECK(et::toolkit_incompatibility(1, 3, 1, 2).find("toolkit 1.3, host has toolkit 1.2") != std::string::npos);
+    CHECK(et::toolkit_incompatibility(1, 3, 1, 2).find("toolkit 1.3, host has toolkit 1.2") !=
+          std::string::npos);
     CHECK(et::toolkit_incompatibility(2, 0, 1, 2).find("built against toolkit 2.0") != std::string::npos);
     auto h = et::host_abi_stamp();
     CHECK(h.abi_major == ET_SDK_ABI_MAJOR);

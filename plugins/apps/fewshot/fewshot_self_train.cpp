@@ -52,8 +52,8 @@ std::string fmt4(double v) {
 
 // Rows of files through the configured reader; input_schema (when not empty) replaces data.input_schema.
 RowTable read_table(Context& ctx, const ConfigView& root, const std::string& reader,
-                 const std::vector<std::string>& files, const std::string& input_schema,
-                 const log::Logger& log, const std::string& what) {
+                    const std::vector<std::string>& files, const std::string& input_schema,
+                    const log::Logger& log, const std::string& what) {
   Config dc = Config::from_view(root.sub("data"));
   if (!input_schema.empty()) dc.set_string("input_schema", input_schema, "self_training.input_schema");
   auto r = ctx.create<Reader>(reader, dc.view());

@@ -7,17 +7,18 @@
 #include "ethost/export.h"
 
 // ABI policy (see sdk/README.md and docs/plugins.md): this version covers the plugin contract only — the
-// top-level headers and data/, text/, io/, dist/, train/. scripts/abi-check.sh (ctest abi.contract) compares their
-// layout with sdk/abi/contract.abi.xz and fails on a change without a bump. The nn toolkit, the app bases and the
-// kernels are versioned apart (ethost/toolkit_version.h).
+// top-level headers and data/, text/, io/, dist/, train/. scripts/abi-check.sh (ctest abi.contract) compares
+// their layout with sdk/abi/contract.abi.xz and fails on a change without a bump. The nn toolkit, the app
+// bases and the kernels are versioned apart (ethost/toolkit_version.h).
 //  - MAJOR changes on any layout/vtable change of an existing SDK interface, or a new LibTorch minor.
 //    Every plugin must then be rebuilt; the entry symbol name (ethost_plugin_v<MAJOR>) changes with it.
 //  - MINOR changes on additive changes only (new kinds, new Context services, new capability interfaces).
 //  - 3.0: the contract and the toolkit are two libraries (libethost_sdk.so.3, libethost_toolkit.so.1); the
-//    default Model::load, et::memory and load_weights (now et::io::load_weights, ethost/io/load_weights.h; the nn
-//    names remain as aliases) moved into the contract. Plugins using nn/ or app/ link ethost::toolkit.
-//    Also: config key types path, path_list and list_or_file (manifests and services), ConfigView::source_file
-//    and et::resolve_config_paths: relative paths in a config file resolve against its folder.
+//    default Model::load, et::memory and load_weights (now et::io::load_weights, ethost/io/load_weights.h;
+//    the nn names remain as aliases) moved into the contract. Plugins using nn/ or app/ link ethost::toolkit.
+//    Also: config key types path, path_list and list_or_file (manifests and services),
+//    ConfigView::source_file and et::resolve_config_paths: relative paths in a config file resolve against
+//    its folder.
 //  - 2.6: ethost/nn/distill_losses.h (kd_kl_loss, vanilla_kd_loss, masked_mse, uniform_layer_map) and the
 //    supervised service's [distill] keys: knowledge distillation in every supervised app (SupervisedApp's
 //    layout and vtable are unchanged: the teacher and the KD task live behind its pimpl).

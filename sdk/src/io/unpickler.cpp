@@ -67,29 +67,54 @@ class Machine {
         case 'M': push(integer(static_cast<std::int64_t>(uint(2)))); break;
         case 0x8a: push(integer(long_bytes(uint(1)))); break;
         case 0x8b: push(integer(long_bytes(uint(4)))); break;
-        case 0x88: case 0x89: push_bool(op_ == 0x88); break;
+        case 0x88:
+        case 0x89:
+          push_bool(op_ == 0x88);
+          break;
         case 'N': push(PyObj::make(Kind::none)); break;
         case 'G': push(binfloat()); break;
         case 't': push(tuple(pop_mark())); break;
-        case 0x85: case 0x86: case 0x87: push_small_tuple(op_ - 0x84u); break;
-        case 'c': global(); break;
-        case 0x93: stack_global(); break;
-        case 'R': case 0x81: reduce(); break;
-        case 'b': build(); break;
+        case 0x85:
+        case 0x86:
+        case 0x87:
+          push_small_tuple(op_ - 0x84u);
+          break;
+        case 'c':
+          global();
+          break;
+        case 0x93:
+          stack_global();
+          break;
+        case 'R':
+        case 0x81:
+          reduce();
+          break;
+        case 'b':
+          build();
+          break;
         case 'q': memo_[static_cast<std::uint32_t>(uint(1))] = top(); break;
         case 'r': memo_[static_cast<std::uint32_t>(uint(4))] = top(); break;
         case 0x94: memo_[static_cast<std::uint32_t>(memo_.size())] = top(); break;
         case 'h': push(memo_get(uint(1))); break;
         case 'j': push(memo_get(uint(4))); break;
-        case 's': set_item(); break;
-        case 'u': set_items_to_mark(); break;
-        case 'a': append_one(); break;
-        case 'e': appends(); break;
+        case 's':
+          set_item();
+          break;
+        case 'u':
+          set_items_to_mark();
+          break;
+        case 'a':
+          append_one();
+          break;
+        case 'e':
+          appends();
+          break;
         case 'Q': push(hooks_.persistent_load(pop())); break;
         case '0': pop(); break;
         case '1': pop_mark(); break;
         case '2': push(top()); break;
-        default: unsupported_opcode();
+        default:
+          unsupported_opcode();
       }
     }
   }

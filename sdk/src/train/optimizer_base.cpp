@@ -37,10 +37,10 @@ OptimizerBase::OptimizerBase(std::string kind, std::vector<ParamGroup> groups, O
   s_->lr = options.lr;
   for (auto& g : groups) {
     if (g.names.size() != g.params.size())
-      throw PluginError(s_->kind + ": a parameter group needs one name per tensor (" +
-                            std::to_string(g.names.size()) + " names, " + std::to_string(g.params.size()) +
-                            " tensors)",
-                        "", "the app or model plugin builds its parameter groups wrongly: report it to its author");
+      throw PluginError(
+          s_->kind + ": a parameter group needs one name per tensor (" + std::to_string(g.names.size()) +
+              " names, " + std::to_string(g.params.size()) + " tensors)",
+          "", "the app or model plugin builds its parameter groups wrongly: report it to its author");
     for (size_t i = 0; i < g.params.size(); ++i) {
       OptimizerSlot s;
       s.name = g.names[i];

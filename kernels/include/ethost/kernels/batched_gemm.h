@@ -20,10 +20,10 @@ struct MatrixBatch {
 // (and does nothing) when no BLAS GEMM is available in the process or an operand's layout is not supported —
 // the caller then uses ATen.
 ET_KERNEL_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, float alpha,
-                         MatrixBatch<const float> A, MatrixBatch<const float> Bm, float beta,
-                         MatrixBatch<float> C);
+                                MatrixBatch<const float> A, MatrixBatch<const float> Bm, float beta,
+                                MatrixBatch<float> C);
 ET_KERNEL_API bool batched_gemm(int64_t B0, int64_t B1, int64_t M, int64_t N, int64_t K, double alpha,
-                         MatrixBatch<const double> A, MatrixBatch<const double> Bm, double beta,
-                         MatrixBatch<double> C);
+                                MatrixBatch<const double> A, MatrixBatch<const double> Bm, double beta,
+                                MatrixBatch<double> C);
 
 }  // namespace et::kernels

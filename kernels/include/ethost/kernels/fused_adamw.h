@@ -17,6 +17,7 @@ struct AdamWHyper {
 // foreach-free AdamW, in one pass over memory (7 array accesses per element instead of ~20), parallel over
 // chunks with at::parallel_for.
 ET_KERNEL_API void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWHyper& h);
-ET_KERNEL_API void adamw_update(double* p, const double* g, double* m, double* v, int64_t n, const AdamWHyper& h);
+ET_KERNEL_API void adamw_update(double* p, const double* g, double* m, double* v, int64_t n,
+                                const AdamWHyper& h);
 
 }  // namespace et::kernels

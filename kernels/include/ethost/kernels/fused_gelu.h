@@ -15,8 +15,8 @@ ET_KERNEL_API void bias_gelu_forward(const double* x, const double* b, double* y
 // dx[r,c] = dy[r,c] * gelu'(x[r,c] + b[c]) (x is the forward's input, before the bias); db[c] = sum_r dx[r,c]
 // (db may be null; it is overwritten, not accumulated). dx may alias dy.
 ET_KERNEL_API void bias_gelu_backward(const float* dy, const float* x, const float* b, float* dx, float* db,
-                               int64_t rows, int64_t cols);
-ET_KERNEL_API void bias_gelu_backward(const double* dy, const double* x, const double* b, double* dx, double* db,
-                               int64_t rows, int64_t cols);
+                                      int64_t rows, int64_t cols);
+ET_KERNEL_API void bias_gelu_backward(const double* dy, const double* x, const double* b, double* dx,
+                                      double* db, int64_t rows, int64_t cols);
 
 }  // namespace et::kernels

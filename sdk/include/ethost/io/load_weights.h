@@ -1,5 +1,5 @@
-// load_weights.h: copies named tensors from a checkpoint into a module's parameters and buffers, reporting what
-// was loaded, missing, unexpected and mismatched (the model decides what each means).
+// load_weights.h: copies named tensors from a checkpoint into a module's parameters and buffers, reporting
+// what was loaded, missing, unexpected and mismatched (the model decides what each means).
 #pragma once
 
 #include <torch/nn/module.h>
@@ -20,8 +20,8 @@ struct LoadReport {
   std::vector<std::string> mismatched;  // "name: checkpoint [a, b] vs model [c, d]"
 };
 
-// For every checkpoint key, `map_name` gives the module name it loads into ("" drops the key silently). Values
-// are converted to the destination's dtype and copied in place (parameters keep their identity).
+// For every checkpoint key, `map_name` gives the module name it loads into ("" drops the key silently).
+// Values are converted to the destination's dtype and copied in place (parameters keep their identity).
 ET_API LoadReport load_weights(torch::nn::Module& module, const StateDict& weights,
                                const std::function<std::string(const std::string&)>& map_name);
 

@@ -1,5 +1,6 @@
-// plugin_kit.h: the testing kit for plugin authors — loads plugin files in-process through ethost's own loader
-// and context, so a plugin's tests create its components exactly as `ethost` would (link ethost::testing).
+// plugin_kit.h: the testing kit for plugin authors — loads plugin files in-process through ethost's own
+// loader and context, so a plugin's tests create its components exactly as `ethost` would (link
+// ethost::testing).
 #pragma once
 
 #include <memory>
@@ -17,9 +18,9 @@ namespace et::testing {
 
 class PluginKit {
  public:
-  // Scans `plugin_dirs` (only those: no $ETHOST_PLUGIN_PATH, no installed plugins) with ethost's plugin index;
-  // incompatible or broken files are reported by problems(), as `ethost --list` would. `config` is the run config
-  // ctx().config() returns; `threads` what ctx().threads() says.
+  // Scans `plugin_dirs` (only those: no $ETHOST_PLUGIN_PATH, no installed plugins) with ethost's plugin
+  // index; incompatible or broken files are reported by problems(), as `ethost --list` would. `config` is the
+  // run config ctx().config() returns; `threads` what ctx().threads() says.
   explicit PluginKit(std::vector<std::string> plugin_dirs, Config config = Config(), int threads = 1);
   ~PluginKit();
   PluginKit(const PluginKit&) = delete;
@@ -31,11 +32,13 @@ class PluginKit {
   std::vector<std::string> problems() const;
 
   // kind/name's manifest defaults overridden by `overrides_toml`, as the host resolves a component's section.
-  Config component_config(const std::string& kind, const std::string& name, const std::string& overrides_toml = {});
+  Config component_config(const std::string& kind, const std::string& name,
+                          const std::string& overrides_toml = {});
   // Creates the component with that config (loads its plugin file on first use; throws et::PluginError).
   std::unique_ptr<App> app(const std::string& name, const std::string& overrides_toml = {});
   std::unique_ptr<Model> model(const std::string& name, const std::string& overrides_toml = {});
-  std::unique_ptr<OptimizerFactory> optimizer(const std::string& name, const std::string& overrides_toml = {});
+  std::unique_ptr<OptimizerFactory> optimizer(const std::string& name,
+                                              const std::string& overrides_toml = {});
   std::unique_ptr<Reader> reader(const std::string& name, const std::string& overrides_toml = {});
 
  private:
