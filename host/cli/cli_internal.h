@@ -25,6 +25,8 @@ int cmd_run_app(const PluginIndex& index, const HostOptions& opts);
 int cmd_version();
 // `ethost tokenize ...` (argv without the subcommand word).
 int cmd_tokenize(int argc, const char* const* argv);
+// Appends `s` as a JSON string literal (quotes, escapes; \uXXXX for other control characters).
+void put_json_string(std::string& out, const std::string& s);
 // `ethost doctor ...`: CPU, BLAS core, threads, oneDNN, GEMM peaks (argv without the subcommand word).
 int cmd_doctor(int argc, const char* const* argv);
 // `ethost segment [--dict FILE]`: jieba-style word segmentation of stdin lines.

@@ -1,6 +1,5 @@
 // describe_cmd.cpp: `ethost --describe <kind>/<name> [--format markdown]` — a component and its config keys.
 #include <algorithm>
-#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -28,33 +27,9 @@ std::string number(double x) {
 std::string visible_default(const std::string& toml) {
   bool control = std::any_of(toml.begin(), toml.end(), [](char c) { return c >= 0 && c < 0x20; });
   if (!control || toml.size() < 2 || toml.front() != '\'' || toml.back() != '\'') return toml;
-  std::string out = "\"";
-  for (char c : toml.substr(1, toml.size() - 2)) {
-    char buf[8];
-    switch (c) {
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (c >= 0 && c < 0x20)
-          std::snprintf(buf, sizeof buf, "\\u%04x", c), out += buf;
-        else
-          out += c;
-    }
-  }
-  return out + "\"";
+  std::string out;
+  put_json_string(out, toml.substr(1, toml.size() - 2));  // JSON's escapes are TOML basic-string escapes too
+  return out;
 }
 
 KeyRow key_row(const ConfigKeySpec& s) {

@@ -12,9 +12,6 @@
 namespace po = boost::program_options;
 
 namespace et::host {
-namespace {
-
-constexpr std::size_t kBatchLines = 4096;
 
 void put_json_string(std::string& out, const std::string& s) {
   static const char* hex = "0123456789abcdef";
@@ -54,6 +51,11 @@ void put_json_string(std::string& out, const std::string& s) {
   }
   out.push_back('"');
 }
+
+namespace {
+
+constexpr std::size_t kBatchLines = 4096;
+
 
 void put_ints(std::string& out, const char* key, const std::vector<int64_t>& v) {
   out += ", \"";
