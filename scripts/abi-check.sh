@@ -63,7 +63,7 @@ check() {
     echo "abi-check: the plugin contract's ABI changed but ET_SDK_ABI_MAJOR/MINOR is still $now." >&2
     echo "  Bump MAJOR for a layout/vtable change of an existing type, MINOR for additions (sdk/README.md, ABI rules)," >&2
     echo "  then run scripts/abi-check.sh --update and commit sdk/abi/. abidiff says:" >&2
-    sed 's/^/  | /' "$tmp/diff.txt" | head -60 >&2
+    sed -n '1,60{s/^/  | /;p}' "$tmp/diff.txt" >&2
     return 1
   fi
   echo "abi-check: contract ABI changed and the version moved $want -> $now: run scripts/abi-check.sh --update to record it"

@@ -2,7 +2,7 @@
 // what was loaded, missing, unexpected and mismatched (the model decides what each means).
 #pragma once
 
-#include <torch/nn/module.h>
+#include <ATen/core/Tensor.h>
 
 #include <functional>
 #include <string>
@@ -10,6 +10,10 @@
 
 #include "ethost/export.h"
 #include "ethost/io/state_dict.h"
+
+namespace torch::nn {
+class Module;  // <torch/nn/module.h>: callers that pass a module include it (keeps this header, and the ABI probe, light)
+}  // namespace torch::nn
 
 namespace et::io {
 
