@@ -1,6 +1,8 @@
 // adamw_resume_test.cpp: optimizer/adamw on resume (state from et::train::OptimizerBase) — a saved state
 // restores bit-identically; a state of another shape (another model) or a missing tensor is refused with a
 // data error naming the parameter (the shared checks: tests/support/optimizer_resume.h).
+#include <doctest/doctest.h>
+
 #include "optimizer_resume.h"
 
 TEST_SUITE("plugin.adamw") {
