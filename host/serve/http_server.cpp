@@ -1,8 +1,10 @@
 // http_server.cpp: the Boost.Beast HTTP/1.1 server behind `ethost --mode serve`.
 #include "http_server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -48,11 +50,17 @@ struct HttpServer::Impl {
   HttpLimits limits;
   Handler handler;
   Metrics& metrics;
+  // Before ioc: sessions destroyed with ioc's pending handlers still read these.
+  std::atomic<bool> accept_paused{false};  // at max_connections: the next session to close resumes accepting
+  std::atomic<bool> shutting_down{false};
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::atomic<bool> draining{false};
+  int64_t accept_errors = 0;
   std::optional<net::signal_set> signals;
+  ~Impl() { shutting_down = true; }
   void accept();
+  void resume_accepting();
 };
 
 namespace {
@@ -65,6 +73,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session() {
     if (counted_) --srv_.metrics.in_flight;
     --srv_.metrics.open_connections;
+    srv_.resume_accepting();
   }
   void start() {
     net::dispatch(stream_.get_executor(),
@@ -163,6 +172,7 @@ class Session : public std::enable_shared_from_this<Session> {
     keep_alive_ = req.keep_alive();
     HttpRequest r;
     r.method = std::string(req.method_string());
+    head_ = req.method() == http::verb::head;
     std::string target(req.target());
     auto q = target.find('?');
     r.target = target.substr(0, q);
@@ -225,10 +235,6 @@ class Session : public std::enable_shared_from_this<Session> {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     srv_.metrics.request_done(endpoint_.empty() ? "-" : endpoint_, res.status, secs);
     started_ = {};
-    if (counted_) {
-      --srv_.metrics.in_flight;
-      counted_ = false;
-    }
     if (gone_ && gone_->load()) return close();
     auto msg = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), 11);
     msg->set(http::field::server, "ethost");
@@ -237,9 +243,20 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->body() = std::move(res.body);
     msg->keep_alive(keep_alive_ && !res.close && !srv_.draining.load());
     msg->prepare_payload();
+    if (head_) {  // HEAD: GET's headers, Content-Length included, and no body (RFC 9110 9.3.2)
+      const auto n = msg->body().size();
+      msg->body().clear();
+      msg->content_length(n);
+      head_ = false;
+    }
     auto self = shared_from_this();
     stream_.expires_after(seconds(srv_.limits.read_timeout_s));  // a client that does not read is cut off
     http::async_write(stream_, *msg, [self, msg](beast::error_code ec, std::size_t) {
+      // In flight until written: a drain waits for the whole answer, not just for its start.
+      if (self->counted_) {
+        --self->srv_.metrics.in_flight;
+        self->counted_ = false;
+      }
       if (ec || !msg->keep_alive()) return self->close();
       self->read_header();
     });
@@ -261,7 +278,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<std::atomic<bool>> gone_;
   std::string endpoint_;
   std::chrono::steady_clock::time_point started_{};
-  bool keep_alive_ = true, counted_ = false, watching_ = false;
+  bool keep_alive_ = true, counted_ = false, watching_ = false, head_ = false;
   uint64_t watch_gen_ = 0;
 };
 
@@ -270,19 +287,62 @@ class Session : public std::enable_shared_from_this<Session> {
 void HttpServer::Impl::accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (!acceptor.is_open()) return;
-    if (ec)
-      log::get("serve").warn("accept failed: ", ec.message());
-    else
-      std::make_shared<Session>(std::move(socket), *this)->start();
-    accept();
+    if (ec) {
+      // Out of file descriptors (EMFILE) and the like: accepting again at once would spin on the same error,
+      // so retry after a pause, and log the 1st, 2nd, 4th, 8th ... failure only.
+      ++accept_errors;
+      if ((accept_errors & (accept_errors - 1)) == 0)
+        log::get("serve").warn("accept failed (", accept_errors, " time(s) so far): ", ec.message(),
+                               "; retrying every 100 ms (raise `ulimit -n`, or lower serve.max_connections)");
+      auto t = std::make_shared<net::steady_timer>(ioc, std::chrono::milliseconds(100));
+      t->async_wait([this, t](beast::error_code) { accept(); });
+      return;
+    }
+    std::make_shared<Session>(std::move(socket), *this)->start();
+    if (metrics.open_connections.load() < limits.max_connections) return accept();
+    // At the cap: further clients wait in the listen backlog until a session closes (~Session resumes). A
+    // session may have closed since the check: then resume here (one of the two wins the flag).
+    accept_paused = true;
+    if (metrics.open_connections.load() < limits.max_connections && accept_paused.exchange(false)) accept();
   });
+}
+
+void HttpServer::Impl::resume_accepting() {
+  if (!shutting_down.load() && accept_paused.load() &&
+      metrics.open_connections.load() < limits.max_connections && accept_paused.exchange(false))
+    net::post(ioc, [this] { accept(); });
 }
 
 HttpServer::HttpServer(HttpLimits limits, Handler handler, Metrics& metrics)
     : impl_(std::make_unique<Impl>(limits, std::move(handler), metrics)) {}
 HttpServer::~HttpServer() = default;
 
+namespace {
+
+// Room for max_connections sockets plus the process's own files: raise the soft RLIMIT_NOFILE toward the hard
+// one when it is short, and say so when even the hard limit is (accept then fails with EMFILE before the
+// cap).
+void ensure_descriptors(int64_t max_connections) {
+  constexpr rlim_t kOwnFiles = 64;  // libraries' and the model's files, the log, epoll, timers, the listener
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(max_connections) + kOwnFiles;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+    log::get("serve").warn("serve.max_connections = ", max_connections, " needs about ", want,
+                           " file descriptors but `ulimit -n` allows ", rl.rlim_cur,
+                           ": connections beyond that wait until others close (raise ulimit -n or lower "
+                           "serve.max_connections)");
+}
+
+}  // namespace
+
 int HttpServer::listen(const std::string& host, int port) {
+  ensure_descriptors(impl_->limits.max_connections);
   beast::error_code ec;
   auto address = net::ip::make_address(host, ec);
   if (ec)

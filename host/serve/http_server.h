@@ -40,6 +40,7 @@ struct HttpLimits {
   int64_t max_body_bytes = 1 << 20;
   int64_t max_header_bytes = 16384;
   int64_t max_concurrent_requests = 512;
+  int64_t max_connections = 1024;  // accepting pauses at this many open connections
   double header_timeout_s = 10.0;
   double read_timeout_s = 30.0;
 };

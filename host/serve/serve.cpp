@@ -218,6 +218,7 @@ class Service {
                   {"max_rows", o_.max_rows},
                   {"max_body_bytes", o_.max_body_bytes},
                   {"max_concurrent_requests", o_.max_concurrent_requests},
+                  {"max_connections", o_.max_connections},
                   {"max_queued_tokens", o_.max_queued_tokens}};
     return json{{"app", info_.app},
                 {"app_version", info_.app_version},
@@ -277,6 +278,7 @@ void run_serve(Predictor& predictor, const ConfigView& root, const AppInfo& info
   HttpLimits hl;
   hl.max_body_bytes = o.max_body_bytes;
   hl.max_concurrent_requests = o.max_concurrent_requests;
+  hl.max_connections = o.max_connections;
   hl.header_timeout_s = o.header_timeout_s;
   hl.read_timeout_s = o.read_timeout_s;
   HttpServer server(

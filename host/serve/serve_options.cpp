@@ -19,6 +19,7 @@ ServeOptions ServeOptions::from_config(const ConfigView& c) {
   o.max_body_bytes = c.get_int("serve.max_body_bytes", o.max_body_bytes);
   o.max_cell_bytes = c.get_int("serve.max_cell_bytes", o.max_cell_bytes);
   o.max_concurrent_requests = c.get_int("serve.max_concurrent_requests", o.max_concurrent_requests);
+  o.max_connections = c.get_int("serve.max_connections", o.max_connections);
   o.max_queued_tokens = c.get_int("serve.max_queued_tokens", o.max_queued_tokens);
   o.header_timeout_s = c.get_double("serve.header_timeout_s", o.header_timeout_s);
   o.read_timeout_s = c.get_double("serve.read_timeout_s", o.read_timeout_s);

@@ -24,6 +24,7 @@ struct ServeOptions {
   int64_t max_body_bytes = 1 << 20;
   int64_t max_cell_bytes = 65536;
   int64_t max_concurrent_requests = 512;
+  int64_t max_connections = 1024;
   int64_t max_queued_tokens = 262144;
   double header_timeout_s = 10.0;
   double read_timeout_s = 30.0;

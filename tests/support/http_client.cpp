@@ -62,7 +62,7 @@ bool HttpConn::send(const std::string& bytes) {
   return fd_ >= 0;
 }
 
-HttpReply HttpConn::read_reply(double timeout_s) {
+HttpReply HttpConn::read_reply(double timeout_s, bool to_head) {
   HttpReply r;
   const double deadline = now_s() + timeout_s;
   for (;;) {
@@ -85,7 +85,7 @@ HttpReply HttpConn::read_reply(double timeout_s) {
         }
         p = e;
       }
-      if (headers.count("content-length")) len = std::stoul(headers["content-length"]);
+      if (headers.count("content-length") && !to_head) len = std::stoul(headers["content-length"]);
       if (buf_.size() >= head_end + 4 + len) {
         auto sp = status_line.find(' ');
         r.status = sp == std::string::npos ? 0 : std::atoi(status_line.c_str() + sp + 1);

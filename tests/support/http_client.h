@@ -22,10 +22,13 @@ class HttpConn {
   HttpConn(const HttpConn&) = delete;
   HttpConn& operator=(const HttpConn&) = delete;
   bool connected() const { return fd_ >= 0; }
+  // Bytes received and not yet taken by read_reply.
+  size_t buffered() const { return buf_.size(); }
   // Sends raw bytes; false when the peer has gone.
   bool send(const std::string& bytes);
-  // Reads one response (Content-Length framed) within timeout_s.
-  HttpReply read_reply(double timeout_s = 30.0);
+  // Reads one response (Content-Length framed) within timeout_s; the answer to a HEAD request has no body
+  // whatever its Content-Length says.
+  HttpReply read_reply(double timeout_s = 30.0, bool to_head = false);
   // True when the server closes the connection within timeout_s (EOF or reset).
   bool closed_within(double timeout_s);
   void close();

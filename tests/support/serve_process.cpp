@@ -13,9 +13,11 @@
 
 namespace et::test {
 
-ServeProcess::ServeProcess(std::vector<std::string> args, std::string log_file, double timeout_s)
+ServeProcess::ServeProcess(std::vector<std::string> args, std::string log_file, double timeout_s,
+                           std::vector<std::string> prefix)
     : log_file_(std::move(log_file)) {
-  std::vector<std::string> argv{ETHOST_EXE};
+  std::vector<std::string> argv = std::move(prefix);
+  argv.push_back(ETHOST_EXE);
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--mode", "serve", "--set", "serve.port=0"});
   pid_ = spawn_background(argv, log_file_, {{"ETHOST_PLUGIN_PATH", ""}});

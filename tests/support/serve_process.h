@@ -11,7 +11,9 @@ class ServeProcess {
  public:
   // Runs ETHOST_EXE with `args` + --mode serve --set serve.port=0; waits up to timeout_s for the listening
   // line (started() is false if it never comes: the log says why).
-  ServeProcess(std::vector<std::string> args, std::string log_file, double timeout_s = 120);
+  // `prefix` runs before it (e.g. {"prlimit", "--nofile=40", "--"}: a command that execs the rest).
+  ServeProcess(std::vector<std::string> args, std::string log_file, double timeout_s = 120,
+               std::vector<std::string> prefix = {});
   ~ServeProcess();  // SIGKILL if still running
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;

@@ -85,6 +85,9 @@ const std::vector<ConfigKeySpec>& predictor_config_specs() {
                   1.0),
       service_key("serve.max_concurrent_requests", "int", "512",
                   "requests being handled at once at most (503 with Retry-After beyond)", 1.0),
+      service_key(
+          "serve.max_connections", "int", "1024",
+          "client connections open at once at most (more wait in the listen backlog until one closes)", 1.0),
       service_key("serve.max_queued_tokens", "int", "262144",
                   "tokens waiting for inference at most (503 with Retry-After beyond)", 1.0),
       service_key(

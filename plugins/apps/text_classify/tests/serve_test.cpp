@@ -11,7 +11,9 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "http_client.h"
@@ -324,6 +326,70 @@ TEST_SUITE("integration.serve") {
     CHECK(m.count("ethost_queue_depth_bucket{le=\"+Inf\"}") == 1);
     CHECK(s.terminate() == 0);
     CHECK(contains(s.log(), "requests (200 OK); stopped"));
+  }
+
+  TEST_CASE("HEAD: GET's headers and no body; the connection stays in step") {
+    et::test::TempDir dir("tc_serve_head");
+    et::test::ServeProcess s(serve_args(), dir / "log");
+    REQUIRE_MESSAGE(s.started(), s.log());
+    HttpConn c(s.port());
+    REQUIRE(c.send(et::test::http_bytes("HEAD", "/health")));
+    auto head = c.read_reply(10, /*to_head=*/true);
+    CHECK(head.status == 200);
+    CHECK(head.headers["content-length"] == "15");
+    CHECK(c.read_reply(0.3).status == 0);  // reads whatever else arrives: nothing may
+    CHECK(c.buffered() == 0);              // (a body here would be taken as the start of the next answer)
+    REQUIRE(c.send(et::test::http_bytes("GET", "/health")));
+    auto get = c.read_reply(10);
+    CHECK(get.status == 200);
+    CHECK(get.body == R"({"status":"ok"})");
+    CHECK(s.terminate() == 0);
+  }
+
+  TEST_CASE("at serve.max_connections a new client waits until another closes") {
+    et::test::TempDir dir("tc_serve_cap");
+    et::test::ServeProcess s(serve_args({"serve.max_connections=3"}), dir / "log");
+    REQUIRE_MESSAGE(s.started(), s.log());
+    std::vector<std::unique_ptr<HttpConn>> idle;
+    for (int i = 0; i < 3; ++i) {
+      idle.push_back(std::make_unique<HttpConn>(s.port()));
+      // Answered: this connection has been accepted (the next one cannot overtake it).
+      REQUIRE(idle.back()->send(et::test::http_bytes("GET", "/health")));
+      REQUIRE(idle.back()->read_reply(10).status == 200);
+    }
+    HttpConn waiting(s.port());  // the kernel completes the handshake; the server does not accept it yet
+    REQUIRE(waiting.send(et::test::http_bytes("GET", "/health")));
+    CHECK(waiting.read_reply(0.5).status == 0);  // not answered while three are open
+    idle.front()->close();
+    CHECK(waiting.read_reply(10).status == 200);  // accepted once one closed
+    CHECK(s.terminate() == 0);
+  }
+
+  TEST_CASE("out of file descriptors: accept errors are retried, not spun on, and the server recovers") {
+    et::test::TempDir dir("tc_serve_emfile");
+    // 48 descriptors: the server's own files and a few sockets, then accept() fails with EMFILE.
+    et::test::ServeProcess s(serve_args(), dir / "log", 120, {"prlimit", "--nofile=48:48", "--"});
+    REQUIRE_MESSAGE(s.started(), s.log());
+    CHECK(contains(s.log(), "file descriptors but `ulimit -n` allows 48"));
+    std::vector<std::unique_ptr<HttpConn>> many;
+    for (int i = 0; i < 60; ++i) many.push_back(std::make_unique<HttpConn>(s.port()));
+    REQUIRE(s.wait_log("accept failed", 10));
+    auto cpu_ticks = [&] {  // utime + stime of the server, in clock ticks
+      std::istringstream f(et::test::read_file("/proc/" + std::to_string(s.pid()) + "/stat"));
+      std::string field;
+      long long total = 0;
+      for (int i = 1; i <= 15 && f >> field; ++i)
+        if (i >= 14) total += std::stoll(field);
+      return total;
+    };
+    long long before = cpu_ticks();
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // a measuring window, not a synchronisation
+    long long used = cpu_ticks() - before;
+    MESSAGE("server CPU while out of descriptors: " << used << " ticks in 1 s");
+    CHECK(used < 30);  // a spinning accept loop uses the whole second (~100 ticks)
+    many.clear();
+    CHECK(http_request(s.port(), "GET", "/health", "", "", 20).status == 200);
+    CHECK(s.terminate() == 0);
   }
 
   TEST_CASE("clients that disconnect, slow headers and slow bodies do not hurt the others") {
