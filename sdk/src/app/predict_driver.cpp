@@ -14,6 +14,7 @@
 #include "ethost/log.h"
 #include "ethost/nn/quantize.h"
 #include "ethost/services.h"
+#include "nn/packed_encoder.h"
 #include "predict_sinks.h"
 
 namespace fs = std::filesystem;
@@ -55,6 +56,10 @@ const std::vector<ConfigKeySpec>& predictor_config_specs() {
           "int8: dynamic int8 quantization of the encoder's Linear layers (onednn engine) for predict "
           "and serve; outputs differ from fp32 in the 2nd-3rd digit (docs/serving.md)",
           {}, {}, {"none", "int8"}),
+      service_key("predict.packed_inference", "bool", "false",
+                  "run the encoder on real tokens only (padding dropped outside attention) for predict and "
+                  "serve: faster on padded batches; hidden states at padded positions are zeros, not HF's "
+                  "values (docs/performance.md)"),
       // --mode serve (the host's HTTP server drives the same Predictor; docs/serving.md)
       service_key("serve.host", "string", "\"127.0.0.1\"",
                   "address the server binds (0.0.0.0: every interface)"),
@@ -108,6 +113,9 @@ void require_quantize_honoured(const ConfigView& root) {
   if (root.get_string("predict.quantize", "none") == "int8" && nn::int8_quantized_layers() == 0)
     throw ConfigError("predict.quantize = \"int8\": this app's predictor has no quantizable encoder",
                       root.where("predict.quantize"), "use predict.quantize = \"none\"");
+  if (root.get_bool("predict.packed_inference", false) && nn::detail::packed_inference_encoders() == 0)
+    throw ConfigError("predict.packed_inference = true: this app's predictor has no ethost encoder to pack",
+                      root.where("predict.packed_inference"), "use predict.packed_inference = false");
 }
 
 std::vector<std::string> input_tables(const ConfigView& c) {

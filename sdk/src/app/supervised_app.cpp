@@ -20,6 +20,7 @@
 #include "ethost/nn/quantize.h"
 #include "ethost/nn/transformer_config.h"
 #include "ethost/services.h"
+#include "nn/packed_encoder.h"
 
 namespace fs = std::filesystem;
 
@@ -463,6 +464,10 @@ struct SupervisedApp::Impl final : public Predictor {
     if (root.get_string("predict.quantize", "none") == "int8") {
       int64_t n = nn::quantize_encoder_int8(model->module());
       log.info("int8: ", n, " encoder Linear layers quantized (dynamic, onednn)");
+    }
+    if (root.get_bool("predict.packed_inference", false)) {
+      int64_t n = nn::detail::enable_packed_inference(model->module());
+      log.info("packed inference: ", n, " encoder(s) run on real tokens only");
     }
   }
   std::vector<std::string> input_columns() const override { return app.input_columns(); }

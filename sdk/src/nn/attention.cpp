@@ -9,6 +9,7 @@
 #include "ethost/nn/dropout.h"
 #include "ethost/nn/fused_ops.h"
 #include "ethost/nn/quantize.h"
+#include "nn/attention_steps.h"
 
 namespace et::nn {
 
@@ -29,43 +30,64 @@ SelfAttentionImpl::SelfAttentionImpl(const TransformerConfig& c)
   dropout = register_module("dropout", torch::nn::Dropout(c.attention_probs_dropout_prob));
 }
 
-at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
-                                      at::Tensor* probs_out) {
-  const int64_t B = hidden.size(0), T = hidden.size(1);
-  auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
+namespace detail {
+
+at::Tensor project(SelfAttentionImpl& sa, torch::nn::Linear& lin, const at::Tensor& x) {
   // int8 inference (nn::quantize_encoder_int8): the projections through their packed int8 weights.
-  auto project = [&](torch::nn::Linear& lin) {
-    at::Tensor y = int8_linear(*lin, hidden);
-    if (y.defined()) return y;
-    return fused ? fused::linear(hidden, lin->weight, lin->bias) : lin->forward(hidden);
-  };
-  if (fused && !probs_out) {
+  at::Tensor y = int8_linear(*lin, x);
+  if (y.defined()) return y;
+  return sa.fused ? fused::linear(x, lin->weight, lin->bias) : lin->forward(x);
+}
+
+at::Tensor attend(SelfAttentionImpl& sa, const at::Tensor& q_proj, const at::Tensor& k_proj,
+                  const at::Tensor& v_proj, const at::Tensor& ext_mask) {
+  const int64_t B = q_proj.size(0), T = q_proj.size(1);
+  auto split = [&](const at::Tensor& x) { return x.view({B, T, sa.heads, sa.head_dim}).transpose(1, 2); };
+  auto q = split(q_proj), k = split(k_proj), v = split(v_proj);
+  const double p = sa.dropout->options.p(), scale = 1.0 / std::sqrt(static_cast<double>(sa.head_dim));
+  if (sa.fused) {
     // Fused kernels where they apply (float/double CPU, key mask); each step falls back to ATen on its own,
     // so nothing is computed twice (under bf16 autocast the projections are bf16 and the ATen steps run).
-    auto q = split(project(query));
-    auto k = split(project(key));
-    auto v = split(project(value));
     at::Tensor scores = fused::attention_matmul(q, k.transpose(-1, -2), false);
     if (!scores.defined()) scores = torch::matmul(q, k.transpose(-1, -2));
-    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
-    at::Tensor probs = fused::attention_softmax(scores, ext_mask, scale, dropout->options.p(), is_training());
+    at::Tensor probs = fused::attention_softmax(scores, ext_mask, scale, p, sa.is_training());
     if (!probs.defined()) {
       scores = scores * scale;
       if (ext_mask.defined()) scores = scores + ext_mask;
-      probs = nn::dropout(torch::softmax(scores, -1), dropout->options.p(), is_training(), true);
+      probs = nn::dropout(torch::softmax(scores, -1), p, sa.is_training(), true);
     }
     // heads_inner: the context is written straight into [B, T, heads, head_dim] memory (no transpose copy).
     at::Tensor ctx = fused::attention_matmul(probs, v, true);
     if (!ctx.defined()) ctx = torch::matmul(probs, v);
-    return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
+    return ctx.transpose(1, 2).contiguous().view({B, T, sa.heads * sa.head_dim});
   }
-  auto q = split(project(query));
-  auto k = split(project(key));
-  auto v = split(project(value));
+  auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(sa.head_dim));
+  if (ext_mask.defined()) scores = scores + ext_mask;
+  auto probs = nn::dropout(torch::softmax(scores, -1), p, sa.is_training(), false);
+  auto ctx = torch::matmul(probs, v);
+  return ctx.transpose(1, 2).contiguous().view({B, T, sa.heads * sa.head_dim});
+}
+
+}  // namespace detail
+
+at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
+                                      at::Tensor* probs_out) {
+  if (!probs_out) {
+    auto q = detail::project(*this, query, hidden);
+    auto k = detail::project(*this, key, hidden);
+    auto v = detail::project(*this, value, hidden);
+    return detail::attend(*this, q, k, v, ext_mask);
+  }
+  // The attention probabilities asked for: HF's ATen steps, keeping them.
+  const int64_t B = hidden.size(0), T = hidden.size(1);
+  auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
+  auto q = split(detail::project(*this, query, hidden));
+  auto k = split(detail::project(*this, key, hidden));
+  auto v = split(detail::project(*this, value, hidden));
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
   if (ext_mask.defined()) scores = scores + ext_mask;
   auto probs = torch::softmax(scores, -1);
-  if (probs_out) *probs_out = probs;
+  *probs_out = probs;
   probs = nn::dropout(probs, dropout->options.p(), is_training(), fused);
   auto ctx = torch::matmul(probs, v);
   return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});

@@ -7,6 +7,7 @@
 #include "ethost/nn/checkpoint.h"
 #include "ethost/nn/fused_ops.h"
 #include "ethost/nn/quantize.h"
+#include "nn/packed_encoder.h"
 
 namespace et::nn {
 
@@ -48,6 +49,11 @@ EncoderImpl::EncoderImpl(const TransformerConfig& c) : checkpoint_every(c.activa
 EncoderOutput EncoderImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
                                    bool want_hidden_states, bool want_attentions) {
   EncoderOutput out;
+  if (!want_hidden_states && !want_attentions) {
+    // Inference over padded rows: the per-token work on the real tokens only (where it pays).
+    out.last_hidden_state = detail::packed_encoder_forward(*this, hidden, ext_mask);
+    if (out.last_hidden_state.defined()) return out;
+  }
   at::Tensor h = hidden;
   if (want_hidden_states) out.hidden_states.push_back(h);
   for (size_t i = 0; i < layers.size(); ++i) {

@@ -234,45 +234,54 @@ TEST_SUITE("integration.text_classify") {
     CHECK(contains(r.out, "LABEL_2"));  // the per-class report
   }
 
-  TEST_CASE("predict on the HF reference checkpoint gives reference.json's logits") {
+  TEST_CASE("predict on the HF reference checkpoint gives reference.json's logits (padded and packed)") {
     et::test::TempDir dir("tc_ref");
     // Texts 1 and 2 of reference.json with their [MASK]s written out (text 3 masks a word piece, '##rt',
-    // which no text spells, so it cannot be reproduced through the tokenizer).
+    // which no text spells, so it cannot be reproduced through the tokenizer). A third, short row makes the
+    // batch mostly padding, so predict.packed_inference takes its packed path.
     write_file(dir / "in.tsv",
                "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]"
-               "叫我一声爸爸\n");
-    auto r = et::test::run_ethost({"--no-default-plugins",
-                                   "--plugin-dir",
-                                   ETHOST_PLUGIN_DIR,
-                                   "--app",
-                                   "text_classify",
-                                   "--mode",
-                                   "predict",
-                                   "--tables",
-                                   dir / "in.tsv",
-                                   "--input_schema",
-                                   "text_a:str:1,text_b:str:1",
-                                   "--first_sequence",
-                                   "text_a",
-                                   "--second_sequence",
-                                   "text_b",
-                                   "--output_schema",
-                                   "logits,predictions",
-                                   "--outputs",
-                                   dir / "out.tsv",
-                                   "--set",
-                                   "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    auto rows = read_tsv(dir / "out.tsv");
-    REQUIRE(rows.size() == 2);
-    auto ref = et::test::read_json(ETHOST_FIXTURES_DIR "/tiny_bert/reference.json")["seq_cls"]["logits"];
-    for (size_t i = 0; i < 2; ++i) {
-      auto logits = nlohmann::json::parse(rows[i][0]);  // the logits column is a JSON array
-      REQUIRE(logits.size() == 3);
-      for (size_t k = 0; k < 3; ++k)
-        CHECK(std::abs(logits[k].get<double>() - ref[i][k].get<double>()) <= 1e-5);
-      CHECK(rows[i][1] == "LABEL_2");
+               "叫我一声爸爸\n好\t\n");
+    for (bool packed : {false, true}) {
+      CAPTURE(packed);
+      auto r = et::test::run_ethost({"--no-default-plugins",
+                                     "--plugin-dir",
+                                     ETHOST_PLUGIN_DIR,
+                                     "--app",
+                                     "text_classify",
+                                     "--mode",
+                                     "predict",
+                                     "--tables",
+                                     dir / "in.tsv",
+                                     "--input_schema",
+                                     "text_a:str:1,text_b:str:1",
+                                     "--first_sequence",
+                                     "text_a",
+                                     "--second_sequence",
+                                     "text_b",
+                                     "--output_schema",
+                                     "logits,predictions",
+                                     "--outputs",
+                                     dir / "out.tsv",
+                                     "--log-level",
+                                     "info",
+                                     "--set",
+                                     std::string("predict.packed_inference=") + (packed ? "true" : "false"),
+                                     "--set",
+                                     "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      CHECK(contains(r.err, "packed inference: 1 encoder(s)") == packed);
+      auto rows = read_tsv(dir / "out.tsv");
+      REQUIRE(rows.size() == 3);
+      auto ref = et::test::read_json(ETHOST_FIXTURES_DIR "/tiny_bert/reference.json")["seq_cls"]["logits"];
+      for (size_t i = 0; i < 2; ++i) {
+        auto logits = nlohmann::json::parse(rows[i][0]);  // the logits column is a JSON array
+        REQUIRE(logits.size() == 3);
+        for (size_t k = 0; k < 3; ++k)
+          CHECK(std::abs(logits[k].get<double>() - ref[i][k].get<double>()) <= 1e-5);
+        CHECK(rows[i][1] == "LABEL_2");
+      }
     }
   }
 
