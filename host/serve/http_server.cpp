@@ -56,6 +56,7 @@ struct HttpServer::Impl {
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::atomic<bool> draining{false};
+  std::atomic<int64_t> pending_writes{0};  // answers being written
   int64_t accept_errors = 0;
   std::optional<net::signal_set> signals;
   ~Impl() { shutting_down = true; }
@@ -95,6 +96,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return fail_read(ec);
     auto& req = parser_->get();
     endpoint_ = std::string(req.target().substr(0, req.target().find('?')));
+    head_ = req.method() == http::verb::head;
     started_ = std::chrono::steady_clock::now();
     // A request counts as in flight from its headers on: a drain lets it finish.
     if (srv_.draining.load()) return reply(503, "the server is shutting down", "", true, true);
@@ -172,7 +174,6 @@ class Session : public std::enable_shared_from_this<Session> {
     keep_alive_ = req.keep_alive();
     HttpRequest r;
     r.method = std::string(req.method_string());
-    head_ = req.method() == http::verb::head;
     std::string target(req.target());
     auto q = target.find('?');
     r.target = target.substr(0, q);
@@ -235,6 +236,10 @@ class Session : public std::enable_shared_from_this<Session> {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     srv_.metrics.request_done(endpoint_.empty() ? "-" : endpoint_, res.status, secs);
     started_ = {};
+    if (counted_) {  // no longer counts against serve.max_concurrent_requests (a slow reader holds no slot)
+      --srv_.metrics.in_flight;
+      counted_ = false;
+    }
     if (gone_ && gone_->load()) return close();
     auto msg = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), 11);
     msg->set(http::field::server, "ethost");
@@ -251,12 +256,9 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     auto self = shared_from_this();
     stream_.expires_after(seconds(srv_.limits.read_timeout_s));  // a client that does not read is cut off
+    ++srv_.pending_writes;  // a drain waits for the whole answer, not just for its start
     http::async_write(stream_, *msg, [self, msg](beast::error_code ec, std::size_t) {
-      // In flight until written: a drain waits for the whole answer, not just for its start.
-      if (self->counted_) {
-        --self->srv_.metrics.in_flight;
-        self->counted_ = false;
-      }
+      --self->srv_.pending_writes;
       if (ec || !msg->keep_alive()) return self->close();
       self->read_header();
     });
@@ -378,6 +380,8 @@ void HttpServer::begin_drain() {
 }
 
 bool HttpServer::draining() const { return impl_->draining.load(); }
+
+int64_t HttpServer::pending_writes() const { return impl_->pending_writes.load(); }
 
 void HttpServer::stop() { impl_->ioc.stop(); }
 

@@ -56,6 +56,8 @@ class HttpServer {
   // Stops accepting; requests read from now on get 503 (Connection: close). In-flight ones still finish.
   void begin_drain();
   bool draining() const;
+  // Answers whose write has started and not finished (a drain waits for them).
+  int64_t pending_writes() const;
   // Ends run() (open connections are closed).
   void stop();
   // Runs fn on the server's threads after `seconds` (timers for the drain).

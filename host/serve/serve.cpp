@@ -293,7 +293,7 @@ void run_serve(Predictor& predictor, const ConfigView& root, const AppInfo& info
 
   auto deadline = std::make_shared<std::chrono::steady_clock::time_point>();
   std::function<void()> poll_drain = [&, deadline] {
-    bool idle = metrics.in_flight.load() == 0 && batcher.queued_jobs() == 0;
+    bool idle = metrics.in_flight.load() == 0 && batcher.queued_jobs() == 0 && server.pending_writes() == 0;
     if (idle || std::chrono::steady_clock::now() >= *deadline) {
       if (!idle)
         lg.warn("drain: ", metrics.in_flight.load(), " request(s) still in flight after ", o.drain_timeout_s,

@@ -213,6 +213,9 @@ PredictSummary run_predict(Context& ctx, Predictor& p, const ConfigView& root) {
   const double secs = std::chrono::duration<double>(t_end - t_start).count();
   log.info("predict: ", s.rows_written, " rows in ", secs, " s (", secs > 0 ? s.rows_written / secs : 0.0,
            " rows/s; model prepared in ", std::chrono::duration<double>(t_start - t_load).count(), " s)");
+  if (nn::detail::packed_inference_encoders() > 0)
+    log.info("packed inference: ", nn::detail::packed_forward_passes(),
+             " encoder forward(s) ran packed (the others had too little padding)");
   s.bad_rows = reader->bad_rows().count();
   std::string bad = reader->bad_rows().summary();
   if (!bad.empty()) log.warn("predict: ", bad);

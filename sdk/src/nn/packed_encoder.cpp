@@ -23,6 +23,7 @@ std::mutex g_mu;
 // marked).
 std::unordered_map<const EncoderImpl*, std::weak_ptr<torch::nn::Module>> g_marked;
 std::atomic<int64_t> g_count{0};
+std::atomic<int64_t> g_passes{0};
 
 bool marked(const EncoderImpl* e) {
   if (g_count.load(std::memory_order_relaxed) == 0) return false;
@@ -63,6 +64,8 @@ int64_t enable_packed_inference(torch::nn::Module& model) {
 
 int64_t packed_inference_encoders() { return g_count.load(); }
 
+int64_t packed_forward_passes() { return g_passes.load(); }
+
 at::Tensor packed_encoder_forward(EncoderImpl& encoder, const at::Tensor& hidden,
                                   const at::Tensor& ext_mask) {
   if (!marked(&encoder) || encoder.is_training() || torch::GradMode::is_enabled()) return {};
@@ -75,6 +78,7 @@ at::Tensor packed_encoder_forward(EncoderImpl& encoder, const at::Tensor& hidden
   at::Tensor rows = keep.nonzero().view({-1});
   const int64_t N = rows.size(0);
   if (N == 0 || static_cast<double>(N) > kPackedMaxRealShare * static_cast<double>(B * T)) return {};
+  ++g_passes;
   at::Tensor x = hidden.reshape({B * T, H}).index_select(0, rows);
   for (auto& layer : encoder.layers) x = packed_layer(*layer, x, rows, B, T, ext_mask);
   return at::zeros({B * T, x.size(1)}, x.options()).index_copy_(0, rows, x).view({B, T, x.size(1)});

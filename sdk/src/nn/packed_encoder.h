@@ -14,6 +14,8 @@ namespace et::nn::detail {
 ET_API int64_t enable_packed_inference(torch::nn::Module& model);
 // How many encoders are marked (0: predict.packed_inference had nothing to act on).
 ET_API int64_t packed_inference_encoders();
+// How many encoder forwards took the packed path so far (the others ran padded).
+ET_API int64_t packed_forward_passes();
 
 // The encoder's last hidden state [B, T, H] computed on the real tokens only: projections, FFN, LayerNorms
 // and residuals run on the [N, H] rows the key mask keeps, and attention alone goes through the padded [B, T]

@@ -109,6 +109,13 @@ TEST_SUITE("integration.pretrain") {
     INFO(p.err);
     REQUIRE(p.exit_code == 0);
     CHECK(contains(p.err, "no [MASK] token"));
+    // predict.packed_inference needs the supervised apps' predictor: this app refuses it, naming the key.
+    auto packed = et::test::run_ethost(
+        args(dir / "c.toml", {"--mode", "predict", "--tables", dir / "masks.tsv", "--outputs",
+                              dir / "packed.tsv", "--set", "predict.packed_inference=true"}));
+    CHECK(packed.exit_code == 2);
+    CHECK(
+        contains(packed.err, "predict.packed_inference = true: this app's predictor has no ethost encoder"));
     std::ifstream in(dir / "out/predictions.tsv");
     std::vector<std::string> lines;
     for (std::string l; std::getline(in, l);) lines.push_back(l);

@@ -272,6 +272,8 @@ TEST_SUITE("integration.text_classify") {
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       CHECK(contains(r.err, "packed inference: 1 encoder(s)") == packed);
+      CHECK(contains(r.err, "packed inference: 1 encoder forward(s) ran packed") ==
+            packed);  // the path taken
       auto rows = read_tsv(dir / "out.tsv");
       REQUIRE(rows.size() == 3);
       auto ref = et::test::read_json(ETHOST_FIXTURES_DIR "/tiny_bert/reference.json")["seq_cls"]["logits"];
