@@ -56,7 +56,6 @@ namespace {
 
 constexpr std::size_t kBatchLines = 4096;
 
-
 void put_ints(std::string& out, const char* key, const std::vector<int64_t>& v) {
   out += ", \"";
   out += key;

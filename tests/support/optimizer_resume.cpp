@@ -1,4 +1,5 @@
-// optimizer_resume.cpp: the shared optimizer resume checks (optimizer_resume.h), run against optimizer/<name>.
+// optimizer_resume.cpp: the shared optimizer resume checks (optimizer_resume.h), run against
+// optimizer/<name>.
 #include "optimizer_resume.h"
 
 #include <doctest/doctest.h>

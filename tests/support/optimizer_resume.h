@@ -1,8 +1,8 @@
 // optimizer_resume.h: the resume checks every optimizer plugin built on et::train::OptimizerBase shares — a
 // saved state continues bit-identically; a state of another shape or a missing tensor is refused with a data
 // error naming the parameter and the plugin, and nothing is changed.
-// The checks are defined in optimizer_resume.cpp (a LibTorch TU on the shared PCH), so the plugins' test files that
-// call them stay light.
+// The checks are defined in optimizer_resume.cpp (a LibTorch TU on the shared PCH), so the plugins' test
+// files that call them stay light.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
-// checkpoint_io_test.cpp: et::io — safetensors reader/writer and validation, torch .bin (zip) loading with our
-// unpickler, sharded checkpoints, checkpoint directory resolution, dtype conversion and atomic directory writes.
+// checkpoint_io_test.cpp: et::io — safetensors reader/writer and validation, torch .bin (zip) loading with
+// our unpickler, sharded checkpoints, checkpoint directory resolution, dtype conversion and atomic directory
+// writes.
 #include <doctest/doctest.h>
 
 #include <torch/torch.h>
@@ -66,7 +67,8 @@ std::string dt(const at::Tensor& t) { return c10::toString(t.scalar_type()); }
 
 std::string bytes_of(const at::Tensor& t) {
   at::Tensor c = t.contiguous();
-  return std::string(static_cast<const char*>(c.data_ptr()), static_cast<std::size_t>(c.numel()) * c.element_size());
+  return std::string(static_cast<const char*>(c.data_ptr()),
+                     static_cast<std::size_t>(c.numel()) * c.element_size());
 }
 
 // Compares a tensor with an expected.json entry (dtype code, shape, values in row-major order) exactly.
@@ -252,7 +254,8 @@ TEST_SUITE("unit.checkpoint_io") {
     check(good.substr(0, 8 + le64(good) - 10), "larger than the file allows");
     check(make_st("{\"a\": {\"dtype\": \"F32\", ", f32_6), "header is not valid JSON");
     check(make_st("[1, 2]", ""), "header is not a JSON object");
-    check(make_st(R"({"a":{"dtype":"F8","shape":[2,3],"data_offsets":[0,24]}})", f32_6), "unknown dtype 'F8'");
+    check(make_st(R"({"a":{"dtype":"F8","shape":[2,3],"data_offsets":[0,24]}})", f32_6),
+          "unknown dtype 'F8'");
     check(make_st(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,24]}})", f32_6),
           "tensor 'a': shape [2, 2] of F32 needs 16 bytes but data_offsets [0, 24] hold 24");
     check(make_st(R"({"a":{"dtype":"F32","shape":[2.5],"data_offsets":[0,24]}})", f32_6),
@@ -260,7 +263,8 @@ TEST_SUITE("unit.checkpoint_io") {
     check(make_st(R"({"a":{"dtype":"F32","shape":[-6],"data_offsets":[0,24]}})", f32_6),
           "\"shape\" must be a list of non-negative integers");
     check(make_st(R"({"a":{"dtype":"F32","shape":"6","data_offsets":[0,24]}})", f32_6), "missing \"shape\"");
-    check(make_st(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[24,0]}})", f32_6), "\"data_offsets\" must be");
+    check(make_st(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[24,0]}})", f32_6),
+          "\"data_offsets\" must be");
     check(make_st(R"({"a":{"dtype":"F32","shape":[6],"data_offsets":[8,32]}})", f32_6),
           "tensor 'a': data_offsets [8, 32] lie outside the data buffer (24 bytes");
     check(make_st(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
@@ -276,9 +280,11 @@ TEST_SUITE("unit.checkpoint_io") {
     check(make_st(R"({"__metadata__":{"n":1},"a":{"dtype":"F32","shape":[6],"data_offsets":[0,24]}})", f32_6),
           "\"__metadata__\" must map strings to strings");
     check(make_st(R"({"a":[1]})", ""), "tensor 'a': header entry is not an object");
-    check(make_st(R"({"a":{"dtype":"F32","shape":[[[6]]],"data_offsets":[0,24]}})", f32_6), "got a nested array");
+    check(make_st(R"({"a":{"dtype":"F32","shape":[[[6]]],"data_offsets":[0,24]}})", f32_6),
+          "got a nested array");
     // A hostile, deeply nested header fails cleanly (no recursion in parsing, messages or destruction).
-    check(make_st(std::string(200000, '[') + std::string(200000, ']'), ""), "header is not a JSON object (found array)");
+    check(make_st(std::string(200000, '[') + std::string(200000, ']'), ""),
+          "header is not a JSON object (found array)");
     // The same header with valid offsets reads fine (the helper itself builds valid files).
     std::string ok = tmp / "ok.safetensors";
     et::test::write_file(ok, make_st(R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}})", f32_6));
@@ -292,7 +298,8 @@ TEST_SUITE("unit.checkpoint_io") {
     et::test::TempDir tmp("ckpt_write_err");
     StateDict sd;
     sd.set("__metadata__", torch::zeros({1}));
-    expect_data_error([&] { et::io::write_safetensors(tmp / "a.safetensors", sd); }, "a.safetensors", "__metadata__");
+    expect_data_error([&] { et::io::write_safetensors(tmp / "a.safetensors", sd); }, "a.safetensors",
+                      "__metadata__");
     StateDict cplx;
     cplx.set("c", torch::zeros({2}, at::kComplexFloat));
     expect_data_error([&] { et::io::write_safetensors(tmp / "b.safetensors", cplx); }, "b.safetensors",
@@ -329,8 +336,8 @@ TEST_SUITE("unit.checkpoint_io") {
       if (!bin.contains(k)) only_st.push_back(k);
     std::string report;
     for (auto& k : only_bin) report += " " + k;
-    MESSAGE("tiny_bert: " << bin.size() << " tensors in the .bin, " << st.size() << " in safetensors; only in .bin:"
-                          << report);
+    MESSAGE("tiny_bert: " << bin.size() << " tensors in the .bin, " << st.size()
+                          << " in safetensors; only in .bin:" << report);
     CHECK(differ.empty());
     CHECK(only_st.empty());
     CHECK(bin.size() == 49);
@@ -338,7 +345,8 @@ TEST_SUITE("unit.checkpoint_io") {
     CHECK(dt(bin.at("bert.embeddings.position_ids")) == "Long");
     // The tied decoder weight shares its storage with the word embeddings in the file; here it is a copy.
     REQUIRE(bin.contains("cls.predictions.decoder.weight"));
-    CHECK(bytes_of(bin.at("cls.predictions.decoder.weight")) == bytes_of(st.at("bert.embeddings.word_embeddings.weight")));
+    CHECK(bytes_of(bin.at("cls.predictions.decoder.weight")) ==
+          bytes_of(st.at("bert.embeddings.word_embeddings.weight")));
     CHECK(bin.at("cls.predictions.decoder.weight").data_ptr() !=
           bin.at("bert.embeddings.word_embeddings.weight").data_ptr());
   }
@@ -346,17 +354,20 @@ TEST_SUITE("unit.checkpoint_io") {
   TEST_CASE(".bin: legacy, foreign and corrupt files are DataErrors that say why") {
     et::test::TempDir tmp("ckpt_bin_err");
     std::string legacy = fixture("small_legacy.bin");
-    expect_data_error([&] { et::io::read_torch_bin(legacy); }, legacy, "legacy (pre-1.6, non-zip) torch.save format");
+    expect_data_error([&] { et::io::read_torch_bin(legacy); }, legacy,
+                      "legacy (pre-1.6, non-zip) torch.save format");
     expect_data_error([&] { et::io::read_torch_bin(legacy); }, legacy,
                       "torch.save(torch.load('old.bin'), 'new.bin')");
     std::string bad_op = fixture("bad_opcode.bin");
-    expect_data_error([&] { et::io::read_torch_bin(bad_op); }, bad_op, "unsupported pickle opcode 0x64 DICT at byte 1 of data.pkl");
+    expect_data_error([&] { et::io::read_torch_bin(bad_op); }, bad_op,
+                      "unsupported pickle opcode 0x64 DICT at byte 1 of data.pkl");
     std::string glob = fixture("unknown_global.bin");
     expect_data_error([&] { et::io::read_torch_bin(glob); }, glob, "unsupported global 'datetime.date'");
     std::string nt = fixture("not_tensors.bin");
     expect_data_error([&] { et::io::read_torch_bin(nt); }, nt, "entry 'step' is a int, not a tensor");
     std::string deep = fixture("deep_nesting.bin");  // a million nested tuples
-    expect_data_error([&] { et::io::read_torch_bin(deep); }, deep, "data.pkl holds a tuple, not a dict of tensors");
+    expect_data_error([&] { et::io::read_torch_bin(deep); }, deep,
+                      "data.pkl holds a tuple, not a dict of tensors");
     std::string nd = fixture("no_datapkl.bin");
     expect_data_error([&] { et::io::read_torch_bin(nd); }, nd, "TorchScript archive");
     std::string good = et::test::read_file(fixture("small_dict.bin"));
@@ -373,7 +384,8 @@ TEST_SUITE("unit.checkpoint_io") {
   TEST_CASE("sharded: safetensors and .bin shards load every parameter once") {
     StateDict a = et::io::read_sharded(fixture("sharded_safetensors/model.safetensors.index.json"));
     check_sharded(a);
-    CHECK(a.keys() == std::vector<std::string>{"layer0.weight", "layer0.bias", "emb", "layer1.weight", "layer1.bias"});
+    CHECK(a.keys() ==
+          std::vector<std::string>{"layer0.weight", "layer0.bias", "emb", "layer1.weight", "layer1.bias"});
     StateDict b = et::io::read_sharded(fixture("sharded_bin/pytorch_model.bin.index.json"));
     check_sharded(b);
   }
@@ -409,8 +421,10 @@ TEST_SUITE("unit.checkpoint_io") {
                       "no model weights found (looked for model.safetensors, model.safetensors.index.json, "
                       "pytorch_model.bin, pytorch_model.bin.index.json)");
     expect_data_error([&] { et::io::load_checkpoint_weights(tmp / "missing"); }, "missing", "does not exist");
-    for (const auto& e : fs::directory_iterator(fixture("sharded_safetensors"))) fs::copy_file(e.path(), tmp / e.path().filename().string());
-    for (const auto& e : fs::directory_iterator(fixture("sharded_bin"))) fs::copy_file(e.path(), tmp / e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(fixture("sharded_safetensors")))
+      fs::copy_file(e.path(), tmp / e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(fixture("sharded_bin")))
+      fs::copy_file(e.path(), tmp / e.path().filename().string());
     fs::copy_file(fixture("small.safetensors"), tmp / "model.safetensors");
     fs::copy_file(fixture("small_dict.bin"), tmp / "pytorch_model.bin");
     std::string used;

@@ -80,8 +80,10 @@ TEST_SUITE("unit.errors") {
     CHECK(et::abi_incompatibility({1, 0, 1, 13, 1}, host).empty());
     CHECK(et::abi_incompatibility({2, 0, 1, 13, 1}, host).find("SDK ABI 2.0") != std::string::npos);
     CHECK(et::abi_incompatibility({1, 3, 1, 13, 1}, host).find("SDK ABI 1.3") != std::string::npos);
-    CHECK(et::abi_incompatibility({1, 0, 2, 1, 1}, host).find("LibTorch 2.1, host has 1.13") != std::string::npos);
-    CHECK(et::abi_incompatibility({1, 0, 1, 13, 0}, host).find("_GLIBCXX_USE_CXX11_ABI=0") != std::string::npos);
+    CHECK(et::abi_incompatibility({1, 0, 2, 1, 1}, host).find("LibTorch 2.1, host has 1.13") !=
+          std::string::npos);
+    CHECK(et::abi_incompatibility({1, 0, 1, 13, 0}, host).find("_GLIBCXX_USE_CXX11_ABI=0") !=
+          std::string::npos);
     // The toolkit's rule: same major, minor not newer; a plugin that does not link it (-1) always passes.
     CHECK(et::toolkit_incompatibility(-1, -1, 1, 0).empty());
     CHECK(et::toolkit_incompatibility(1, 0, 1, 2).empty());

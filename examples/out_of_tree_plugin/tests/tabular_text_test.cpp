@@ -30,11 +30,14 @@ const char* kTinyModel =
 // Two rows of 6 tokens: row 1 has three readings, row 2 one (the rest masked out).
 et::TensorMap batch(float first_reading) {
   et::TensorMap in;
-  auto ids = [](std::vector<int64_t> v, int64_t cols) { return at::tensor(v, at::kLong).reshape({-1, cols}); };
+  auto ids = [](std::vector<int64_t> v, int64_t cols) {
+    return at::tensor(v, at::kLong).reshape({-1, cols});
+  };
   in["input_ids"] = ids({2, 5, 6, 7, 8, 3, 2, 9, 10, 3, 0, 0}, 6);
   in["attention_mask"] = ids({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, 6);
   in["token_type_ids"] = at::zeros({2, 6}, at::kLong);
-  in["readings"] = at::tensor(std::vector<float>{first_reading, 0.5f, -1.0f, 2.0f, 0.0f, 0.0f}).reshape({2, 3});
+  in["readings"] =
+      at::tensor(std::vector<float>{first_reading, 0.5f, -1.0f, 2.0f, 0.0f, 0.0f}).reshape({2, 3});
   in["readings_mask"] = ids({1, 1, 1, 1, 0, 0}, 3);
   in["labels"] = ids({1, 0}, 1).reshape({2});
   return in;

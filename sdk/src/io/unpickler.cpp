@@ -13,6 +13,8 @@ namespace {
 using Kind = PyObj::Kind;
 
 const char* opcode_name(unsigned char op) {
+  // An aligned table of pickle opcode names.
+  // clang-format off
   switch (op) {
     case '(': return "MARK";            case '.': return "STOP";           case '0': return "POP";
     case '1': return "POP_MARK";        case '2': return "DUP";            case 'F': return "FLOAT";
@@ -39,6 +41,7 @@ const char* opcode_name(unsigned char op) {
     case 0x97: return "NEXT_BUFFER";    case 0x98: return "READONLY_BUFFER";
     default: return nullptr;
   }
+  // clang-format on
 }
 
 class Machine {
@@ -51,6 +54,8 @@ class Machine {
     while (true) {
       start_ = pos_;
       op_ = byte();
+      // One opcode per line: the dispatch reads as a table.
+      // clang-format off
       switch (op_) {
         case 0x80: byte(); break;      // PROTO n
         case 0x95: uint(8); break;     // FRAME len: the frame is just the following bytes
@@ -67,55 +72,31 @@ class Machine {
         case 'M': push(integer(static_cast<std::int64_t>(uint(2)))); break;
         case 0x8a: push(integer(long_bytes(uint(1)))); break;
         case 0x8b: push(integer(long_bytes(uint(4)))); break;
-        case 0x88:
-        case 0x89:
-          push_bool(op_ == 0x88);
-          break;
+        case 0x88: case 0x89: push_bool(op_ == 0x88); break;
         case 'N': push(PyObj::make(Kind::none)); break;
         case 'G': push(binfloat()); break;
         case 't': push(tuple(pop_mark())); break;
-        case 0x85:
-        case 0x86:
-        case 0x87:
-          push_small_tuple(op_ - 0x84u);
-          break;
-        case 'c':
-          global();
-          break;
-        case 0x93:
-          stack_global();
-          break;
-        case 'R':
-        case 0x81:
-          reduce();
-          break;
-        case 'b':
-          build();
-          break;
+        case 0x85: case 0x86: case 0x87: push_small_tuple(op_ - 0x84u); break;
+        case 'c': global(); break;
+        case 0x93: stack_global(); break;
+        case 'R': case 0x81: reduce(); break;
+        case 'b': build(); break;
         case 'q': memo_[static_cast<std::uint32_t>(uint(1))] = top(); break;
         case 'r': memo_[static_cast<std::uint32_t>(uint(4))] = top(); break;
         case 0x94: memo_[static_cast<std::uint32_t>(memo_.size())] = top(); break;
         case 'h': push(memo_get(uint(1))); break;
         case 'j': push(memo_get(uint(4))); break;
-        case 's':
-          set_item();
-          break;
-        case 'u':
-          set_items_to_mark();
-          break;
-        case 'a':
-          append_one();
-          break;
-        case 'e':
-          appends();
-          break;
+        case 's': set_item(); break;
+        case 'u': set_items_to_mark(); break;
+        case 'a': append_one(); break;
+        case 'e': appends(); break;
         case 'Q': push(hooks_.persistent_load(pop())); break;
         case '0': pop(); break;
         case '1': pop_mark(); break;
         case '2': push(top()); break;
-        default:
-          unsupported_opcode();
+        default: unsupported_opcode();
       }
+      // clang-format on
     }
   }
 
@@ -179,8 +160,8 @@ class Machine {
 
   [[noreturn]] void fail(const std::string& why) const {
     const char* name = opcode_name(op_);
-    throw DataError("corrupt pickle: " + std::string(name ? name : "?") + " at byte " + std::to_string(start_) +
-                        " of data.pkl: " + why,
+    throw DataError("corrupt pickle: " + std::string(name ? name : "?") + " at byte " +
+                        std::to_string(start_) + " of data.pkl: " + why,
                     path_);
   }
 
@@ -304,17 +285,28 @@ class Machine {
 
 const char* kind_name(const PyObj& o) {
   switch (o.kind) {
-    case Kind::none: return "None";
-    case Kind::boolean: return "bool";
-    case Kind::integer: return "int";
-    case Kind::floating: return "float";
-    case Kind::string: return "str";
-    case Kind::tuple: return "tuple";
-    case Kind::list: return "list";
-    case Kind::dict: return o.ordered ? "OrderedDict" : "dict";
-    case Kind::global: return "global";
-    case Kind::tensor: return "tensor";
-    case Kind::storage: return "storage";
+    case Kind::none:
+      return "None";
+    case Kind::boolean:
+      return "bool";
+    case Kind::integer:
+      return "int";
+    case Kind::floating:
+      return "float";
+    case Kind::string:
+      return "str";
+    case Kind::tuple:
+      return "tuple";
+    case Kind::list:
+      return "list";
+    case Kind::dict:
+      return o.ordered ? "OrderedDict" : "dict";
+    case Kind::global:
+      return "global";
+    case Kind::tensor:
+      return "tensor";
+    case Kind::storage:
+      return "storage";
   }
   return "?";
 }

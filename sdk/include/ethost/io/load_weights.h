@@ -11,8 +11,9 @@
 #include "ethost/export.h"
 #include "ethost/io/state_dict.h"
 
+// <torch/nn/module.h>: callers that pass a module include it (keeps this header, and the ABI probe, light).
 namespace torch::nn {
-class Module;  // <torch/nn/module.h>: callers that pass a module include it (keeps this header, and the ABI probe, light)
+class Module;
 }  // namespace torch::nn
 
 namespace et::io {
