@@ -40,12 +40,12 @@ at::Tensor project(SelfAttentionImpl& sa, torch::nn::Linear& lin, const at::Tens
 }
 
 at::Tensor attend(SelfAttentionImpl& sa, const at::Tensor& q_proj, const at::Tensor& k_proj,
-                  const at::Tensor& v_proj, const at::Tensor& ext_mask) {
+                  const at::Tensor& v_proj, const at::Tensor& ext_mask, at::Tensor* probs_out) {
   const int64_t B = q_proj.size(0), T = q_proj.size(1);
   auto split = [&](const at::Tensor& x) { return x.view({B, T, sa.heads, sa.head_dim}).transpose(1, 2); };
   auto q = split(q_proj), k = split(k_proj), v = split(v_proj);
   const double p = sa.dropout->options.p(), scale = 1.0 / std::sqrt(static_cast<double>(sa.head_dim));
-  if (sa.fused) {
+  if (sa.fused && !probs_out) {
     // Fused kernels where they apply (float/double CPU, key mask); each step falls back to ATen on its own,
     // so nothing is computed twice (under bf16 autocast the projections are bf16 and the ATen steps run).
     at::Tensor scores = fused::attention_matmul(q, k.transpose(-1, -2), false);
@@ -61,9 +61,12 @@ at::Tensor attend(SelfAttentionImpl& sa, const at::Tensor& q_proj, const at::Ten
     if (!ctx.defined()) ctx = torch::matmul(probs, v);
     return ctx.transpose(1, 2).contiguous().view({B, T, sa.heads * sa.head_dim});
   }
+  // HF's ATen steps (and the only path that can hand back the probabilities).
   auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(sa.head_dim));
   if (ext_mask.defined()) scores = scores + ext_mask;
-  auto probs = nn::dropout(torch::softmax(scores, -1), p, sa.is_training(), false);
+  auto probs = torch::softmax(scores, -1);
+  if (probs_out) *probs_out = probs;
+  probs = nn::dropout(probs, p, sa.is_training(), sa.fused);
   auto ctx = torch::matmul(probs, v);
   return ctx.transpose(1, 2).contiguous().view({B, T, sa.heads * sa.head_dim});
 }
@@ -72,25 +75,10 @@ at::Tensor attend(SelfAttentionImpl& sa, const at::Tensor& q_proj, const at::Ten
 
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& hidden, const at::Tensor& ext_mask,
                                       at::Tensor* probs_out) {
-  if (!probs_out) {
-    auto q = detail::project(*this, query, hidden);
-    auto k = detail::project(*this, key, hidden);
-    auto v = detail::project(*this, value, hidden);
-    return detail::attend(*this, q, k, v, ext_mask);
-  }
-  // The attention probabilities asked for: HF's ATen steps, keeping them.
-  const int64_t B = hidden.size(0), T = hidden.size(1);
-  auto split = [&](const at::Tensor& x) { return x.view({B, T, heads, head_dim}).transpose(1, 2); };
-  auto q = split(detail::project(*this, query, hidden));
-  auto k = split(detail::project(*this, key, hidden));
-  auto v = split(detail::project(*this, value, hidden));
-  auto scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(head_dim));
-  if (ext_mask.defined()) scores = scores + ext_mask;
-  auto probs = torch::softmax(scores, -1);
-  *probs_out = probs;
-  probs = nn::dropout(probs, dropout->options.p(), is_training(), fused);
-  auto ctx = torch::matmul(probs, v);
-  return ctx.transpose(1, 2).contiguous().view({B, T, heads * head_dim});
+  auto q = detail::project(*this, query, hidden);
+  auto k = detail::project(*this, key, hidden);
+  auto v = detail::project(*this, value, hidden);
+  return detail::attend(*this, q, k, v, ext_mask, probs_out);
 }
 
 ResidualOutputImpl::ResidualOutputImpl(const TransformerConfig& c, int64_t in_features)

@@ -32,13 +32,16 @@ bool marked(const EncoderImpl* e) {
   return it != g_marked.end() && !it->second.expired();
 }
 
+// Packed rows t [N, C] back in the padded [B, T, C] layout (zeros at padded positions).
+at::Tensor unpack(const at::Tensor& t, const at::Tensor& rows, int64_t B, int64_t T) {
+  return at::zeros({B * T, t.size(1)}, t.options()).index_copy_(0, rows, t).view({B, T, t.size(1)});
+}
+
 // One encoder layer on packed rows x [N, H]; `rows` are their positions in the flattened [B * T] layout.
 at::Tensor packed_layer(EncoderLayerImpl& layer, const at::Tensor& x, const at::Tensor& rows, int64_t B,
                         int64_t T, const at::Tensor& ext_mask) {
   SelfAttentionImpl& sa = *layer.attention->self;
-  auto padded = [&](const at::Tensor& t) {
-    return at::zeros({B * T, t.size(1)}, t.options()).index_copy_(0, rows, t).view({B, T, t.size(1)});
-  };
+  auto padded = [&](const at::Tensor& t) { return unpack(t, rows, B, T); };
   at::Tensor q = padded(project(sa, sa.query, x));
   at::Tensor k = padded(project(sa, sa.key, x));
   at::Tensor v = padded(project(sa, sa.value, x));
@@ -81,7 +84,7 @@ at::Tensor packed_encoder_forward(EncoderImpl& encoder, const at::Tensor& hidden
   ++g_passes;
   at::Tensor x = hidden.reshape({B * T, H}).index_select(0, rows);
   for (auto& layer : encoder.layers) x = packed_layer(*layer, x, rows, B, T, ext_mask);
-  return at::zeros({B * T, x.size(1)}, x.options()).index_copy_(0, rows, x).view({B, T, x.size(1)});
+  return unpack(x, rows, B, T);
 }
 
 }  // namespace et::nn::detail

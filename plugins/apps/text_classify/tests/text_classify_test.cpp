@@ -48,6 +48,41 @@ std::string tiny_config(const std::string& ckpt, const std::string& extra = {}) 
          extra;
 }
 
+// Texts 1 and 2 of tiny_bert/reference.json with their [MASK]s written out (text 3 masks a word piece,
+// '##rt', which no text spells, so it cannot be reproduced through the tokenizer).
+const char* const kReferenceRows =
+    "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]叫我一声爸爸\n";
+
+// --mode predict of dir/in.tsv (text_a, text_b) on the HF reference checkpoint into dir/out.tsv (logits,
+// predictions), logging at info, with one more --set.
+std::vector<std::string> reference_predict_args(const et::test::TempDir& dir, const std::string& set) {
+  return {"--no-default-plugins",
+          "--plugin-dir",
+          ETHOST_PLUGIN_DIR,
+          "--app",
+          "text_classify",
+          "--mode",
+          "predict",
+          "--tables",
+          dir / "in.tsv",
+          "--input_schema",
+          "text_a:str:1,text_b:str:1",
+          "--first_sequence",
+          "text_a",
+          "--second_sequence",
+          "text_b",
+          "--output_schema",
+          "logits,predictions",
+          "--outputs",
+          dir / "out.tsv",
+          "--log-level",
+          "info",
+          "--set",
+          set,
+          "--set",
+          "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"};
+}
+
 std::vector<std::string> app_args(const std::string& config, std::vector<std::string> extra = {}) {
   std::vector<std::string> a{"--no-default-plugins",
                              "--plugin-dir",
@@ -236,39 +271,13 @@ TEST_SUITE("integration.text_classify") {
 
   TEST_CASE("predict on the HF reference checkpoint gives reference.json's logits (padded and packed)") {
     et::test::TempDir dir("tc_ref");
-    // Texts 1 and 2 of reference.json with their [MASK]s written out (text 3 masks a word piece, '##rt',
-    // which no text spells, so it cannot be reproduced through the tokenizer). A third, short row makes the
-    // batch mostly padding, so predict.packed_inference takes its packed path.
-    write_file(dir / "in.tsv",
-               "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]"
-               "叫我一声爸爸\n好\t\n");
+    // The reference rows, and a third, short one that makes the batch mostly padding, so
+    // predict.packed_inference takes its packed path.
+    write_file(dir / "in.tsv", std::string(kReferenceRows) + "好\t\n");
     for (bool packed : {false, true}) {
       CAPTURE(packed);
-      auto r = et::test::run_ethost({"--no-default-plugins",
-                                     "--plugin-dir",
-                                     ETHOST_PLUGIN_DIR,
-                                     "--app",
-                                     "text_classify",
-                                     "--mode",
-                                     "predict",
-                                     "--tables",
-                                     dir / "in.tsv",
-                                     "--input_schema",
-                                     "text_a:str:1,text_b:str:1",
-                                     "--first_sequence",
-                                     "text_a",
-                                     "--second_sequence",
-                                     "text_b",
-                                     "--output_schema",
-                                     "logits,predictions",
-                                     "--outputs",
-                                     dir / "out.tsv",
-                                     "--log-level",
-                                     "info",
-                                     "--set",
-                                     std::string("predict.packed_inference=") + (packed ? "true" : "false"),
-                                     "--set",
-                                     "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
+      auto r = et::test::run_ethost(
+          reference_predict_args(dir, "predict.packed_inference=" + std::string(packed ? "true" : "false")));
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       CHECK(contains(r.err, "packed inference: 1 encoder(s)") == packed);
@@ -289,34 +298,8 @@ TEST_SUITE("integration.text_classify") {
 
   TEST_CASE("predict.quantize = int8: logits near the HF reference's (not equal), the same labels") {
     et::test::TempDir dir("tc_int8");
-    write_file(dir / "in.tsv",
-               "物流[MASK]快，早上下[MASK]，下午就到了。包装也很高档。\t\n叫爸爸叫一声我听听\t那[MASK]"
-               "叫我一声爸爸\n");
-    auto r = et::test::run_ethost({"--no-default-plugins",
-                                   "--plugin-dir",
-                                   ETHOST_PLUGIN_DIR,
-                                   "--app",
-                                   "text_classify",
-                                   "--mode",
-                                   "predict",
-                                   "--tables",
-                                   dir / "in.tsv",
-                                   "--input_schema",
-                                   "text_a:str:1,text_b:str:1",
-                                   "--first_sequence",
-                                   "text_a",
-                                   "--second_sequence",
-                                   "text_b",
-                                   "--output_schema",
-                                   "logits,predictions",
-                                   "--outputs",
-                                   dir / "out.tsv",
-                                   "--log-level",
-                                   "info",
-                                   "--set",
-                                   "predict.quantize=\"int8\"",
-                                   "--set",
-                                   "pretrain_model_name_or_path=" ETHOST_FIXTURES_DIR "/tiny_bert"});
+    write_file(dir / "in.tsv", kReferenceRows);
+    auto r = et::test::run_ethost(reference_predict_args(dir, "predict.quantize=\"int8\""));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(contains(r.err, "int8: "));
     CHECK(contains(r.err, " encoder Linear layers quantized"));
