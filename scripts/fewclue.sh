@@ -9,9 +9,9 @@
 # verbalizer; fuzzy = Fuzzy-PET (the task's several verbalizer sets); pet_st = PET + one self-training
 # generation on the task's unlabeled file (test_public excluded; only EPRSTMT, TNEWS and BUSTM have one: the
 # other tasks skip pet_st with one line, and their table cell says n/a). Tasks: the 7 with a config in
-# configs/fewclue/ (CHID and CLUEWSC need encodings app/fewshot does not have yet). --model: an MLM-pretrained model directory
-# (default runs/pretrain-small/model, made by scripts/pretrain-small.sh; without one, models start from
-# scratch and the table says so). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
+# configs/fewclue/ (CHID and CLUEWSC need encodings app/fewshot does not have yet). --model: an MLM-pretrained
+# model directory (default runs/pretrain-small/model, made by scripts/pretrain-small.sh; without one, models
+# start from scratch and the table says so). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ethost=${ETHOST:-build/bin/ethost}
