@@ -76,6 +76,27 @@ void Batcher::stop() {
   threads_.clear();
 }
 
+int64_t Batcher::abandon_queued(const std::string& why) {
+  std::deque<std::shared_ptr<Job>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(queue_);
+    queued_rows_ = queued_tokens_ = 0;
+    metrics_.queued_tokens = 0;
+  }
+  for (auto& job : left) {
+    JobResult r;
+    r.status = 503;
+    r.error = why;
+    try {
+      job->done(std::move(r));
+    } catch (const std::exception& e) {
+      log::get("serve").error("answering a request failed: ", e.what());
+    }
+  }
+  return static_cast<int64_t>(left.size());
+}
+
 void Batcher::work() {
   at::init_num_threads();  // this thread's OpenMP team gets the configured intra-op thread count
   const auto max_wait = std::chrono::microseconds(static_cast<int64_t>(o_.max_wait_ms * 1000.0));

@@ -22,8 +22,8 @@
 namespace et::host::serve {
 
 struct JobResult {
-  int status = 200;                             // 200; 499 dropped (client gone); 500 inference failed
-  std::string error;                            // when status != 200
+  int status = 200;   // 200; 499 dropped (client gone); 500 inference failed; 503 abandoned at shutdown
+  std::string error;  // when status != 200
   std::vector<std::vector<std::string>> cells;  // cells[row][k]: the row's value of the job's columns[k]
   int64_t tokens = 0;                           // real tokens of the job's rows
 };
@@ -69,6 +69,9 @@ class Batcher {
   void arrival_end();
   // Runs what is queued, then stops the workers.
   void stop();
+  // Answers every queued job 503 with `why`, without inference (passes already running finish); the count.
+  // For shutdown after serve.drain_timeout_s: what is still queued then is not run.
+  int64_t abandon_queued(const std::string& why);
   int64_t queued_jobs() const;
 
  private:

@@ -54,7 +54,10 @@ struct HttpServer::Impl {
   std::atomic<bool> accept_paused{false};  // at max_connections: the next session to close resumes accepting
   std::atomic<bool> shutting_down{false};
   net::io_context ioc;
-  tcp::acceptor acceptor{ioc};
+  // The acceptor's handlers, resumes and close run on one strand: with serve.io_threads > 1 they would
+  // otherwise touch the acceptor from several threads at once.
+  net::strand<net::io_context::executor_type> accept_strand = net::make_strand(ioc);
+  tcp::acceptor acceptor{accept_strand};
   std::atomic<bool> draining{false};
   std::atomic<int64_t> pending_writes{0};  // answers being written
   int64_t accept_errors = 0;
@@ -296,7 +299,7 @@ void HttpServer::Impl::accept() {
       if ((accept_errors & (accept_errors - 1)) == 0)
         log::get("serve").warn("accept failed (", accept_errors, " time(s) so far): ", ec.message(),
                                "; retrying every 100 ms (raise `ulimit -n`, or lower serve.max_connections)");
-      auto t = std::make_shared<net::steady_timer>(ioc, std::chrono::milliseconds(100));
+      auto t = std::make_shared<net::steady_timer>(accept_strand, std::chrono::milliseconds(100));
       t->async_wait([this, t](beast::error_code) { accept(); });
       return;
     }
@@ -312,7 +315,7 @@ void HttpServer::Impl::accept() {
 void HttpServer::Impl::resume_accepting() {
   if (!shutting_down.load() && accept_paused.load() &&
       metrics.open_connections.load() < limits.max_connections && accept_paused.exchange(false))
-    net::post(ioc, [this] { accept(); });
+    net::post(accept_strand, [this] { accept(); });
 }
 
 HttpServer::HttpServer(HttpLimits limits, Handler handler, Metrics& metrics)
@@ -364,7 +367,7 @@ int HttpServer::listen(const std::string& host, int port) {
 
 void HttpServer::run(int threads) {
   auto guard = net::make_work_guard(impl_->ioc);
-  impl_->accept();
+  net::post(impl_->accept_strand, [this] { impl_->accept(); });
   std::vector<std::thread> extra;
   for (int i = 1; i < threads; ++i) extra.emplace_back([this] { impl_->ioc.run(); });
   impl_->ioc.run();
@@ -373,7 +376,7 @@ void HttpServer::run(int threads) {
 
 void HttpServer::begin_drain() {
   impl_->draining = true;
-  net::post(impl_->ioc, [this] {
+  net::post(impl_->accept_strand, [this] {
     beast::error_code ignored;
     impl_->acceptor.close(ignored);
   });

@@ -319,6 +319,9 @@ void run_serve(Predictor& predictor, const ConfigView& root, const AppInfo& info
           " worker(s), ", o.io_threads, " io thread(s)");
   std::cout << "listening on http://" << o.host << ":" << port << std::endl;
   server.run(o.io_threads);
+  // Requests still queued when the drain timed out are not run: their clients are gone with the server.
+  if (int64_t n = batcher.abandon_queued("the server stopped before this request's forward pass"))
+    lg.warn("drain: ", n, " queued request(s) dropped without inference");
   batcher.stop();
   std::cout << "served " << metrics.requests_with_status(200) << " requests (200 OK); stopped" << std::endl;
 }

@@ -340,4 +340,24 @@ TEST_SUITE("unit.serve") {
     CHECK(out.results.size() == 2);
     CHECK_FALSE(b.submit(make_job(p, 3, {"1"}, out)));
   }
+
+  TEST_CASE("batcher: at shutdown, abandoned queued jobs are answered 503 and never run") {
+    FakePredictor p;
+    Metrics m;
+    Collected out;
+    Batcher b(p, BatchOptions{}, m);
+    REQUIRE(b.submit(make_job(p, 0, {"12"}, out)));
+    REQUIRE(b.submit(make_job(p, 1, {"3"}, out)));
+    CHECK(b.abandon_queued("stopping") == 2);
+    CHECK(b.queued_jobs() == 0);
+    CHECK(et::test::parse_prometheus(m.render()).at("ethost_queued_tokens") == 0);
+    b.start();
+    b.stop();
+    CHECK(p.passes.empty());
+    REQUIRE(out.results.size() == 2);
+    CHECK(out.results[0].status == 503);
+    CHECK(out.results[0].error == "stopping");
+    CHECK(out.results[1].status == 503);
+    CHECK(b.abandon_queued("again") == 0);
+  }
 }

@@ -150,7 +150,9 @@ TEST_SUITE("integration.serve") {
     }
     {
       // Batched: 4 clients at once, 10 requests of 1..4 rows each; every response row matches its own input.
-      et::test::ServeProcess s(serve_args({"serve.max_wait_ms=5"}), dir / "batched.log");
+      // Two network threads (the acceptor on its strand, sessions on theirs).
+      et::test::ServeProcess s(serve_args({"serve.max_wait_ms=5", "serve.io_threads=2"}),
+                               dir / "batched.log");
       REQUIRE_MESSAGE(s.started(), s.log());
       std::atomic<int> bad{0}, checked{0};
       std::vector<std::thread> clients;

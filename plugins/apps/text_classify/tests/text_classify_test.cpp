@@ -320,6 +320,24 @@ TEST_SUITE("integration.text_classify") {
     CHECK(max_diff > 1e-5);
     CHECK(max_diff < 0.05 * max_ref + 0.01);
 
+    // int8 with packed inference: the packed path runs the quantized projections (a short third row makes
+    // the batch mostly padding); its logits stay as near the reference, the labels the same.
+    write_file(dir / "in.tsv", std::string(kReferenceRows) + "好\t\n");
+    auto args = reference_predict_args(dir, "predict.quantize=\"int8\"");
+    args.insert(args.end(), {"--set", "predict.packed_inference=true"});
+    auto pk = et::test::run_ethost(args);
+    REQUIRE_MESSAGE(pk.exit_code == 0, pk.err);
+    CHECK(contains(pk.err, "packed inference: 1 encoder forward(s) ran packed"));
+    auto prows = read_tsv(dir / "out.tsv");
+    REQUIRE(prows.size() == 3);
+    for (size_t i = 0; i < 2; ++i) {
+      auto logits = nlohmann::json::parse(prows[i][0]);
+      REQUIRE(logits.size() == 3);
+      for (size_t k = 0; k < 3; ++k)
+        CHECK(std::abs(logits[k].get<double>() - ref[i][k].get<double>()) < 0.05 * max_ref + 0.01);
+      CHECK(prows[i][1] == "LABEL_2");
+    }
+
     // An unknown value is a config error naming the key.
     auto bad = et::test::run_ethost(
         {"--no-default-plugins", "--plugin-dir", ETHOST_PLUGIN_DIR, "--app", "text_classify", "--mode",
