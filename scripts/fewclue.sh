@@ -8,7 +8,8 @@
 # Methods: finetune = app/text_classify ([CLS] + a new classifier); pet = app/fewshot with the config's one
 # verbalizer; fuzzy = Fuzzy-PET (the task's several verbalizer sets); pet_st = PET + one self-training
 # generation on the task's unlabeled file (test_public excluded; only EPRSTMT, TNEWS and BUSTM have one: the
-# other tasks skip pet_st with one line, and their table cell says n/a). Tasks: the 7 with a config in
+# other tasks skip pet_st with one line, and their table cell says n/a); ptuning = P-tuning (the PET pattern's
+# literal text replaced by as many trainable prompt tokens; not in the default methods). Tasks: the 7 with a config in
 # configs/fewclue/ (CHID and CLUEWSC need encodings app/fewshot does not have yet). --model: an MLM-pretrained
 # model directory (default runs/pretrain-small/model, made by scripts/pretrain-small.sh; without one, models
 # start from scratch and the table says so). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
@@ -41,13 +42,22 @@ fuzzy[csl]="不,都/非,皆/未,全"
 # CSLDCP: the label names (a '/' name keeps its first half) / short synonyms; IFLYTEK: label_des / synonyms.
 fuzzy[csldcp]="材料科学与工程,作物学,口腔医学,药学,教育学,水利工程,理论经济学,食品科学与工程,畜牧学,体育学,核科学与技术,力学,园艺学,水产,法学,地质学,石油与天然气工程,农林经济管理,信息与通信工程,图书馆、情报与档案管理,政治学,电气工程,海洋科学,民族学,航空宇航科学与技术,化学,哲学,公共卫生与预防医学,艺术学,农业工程,船舶与海洋工程,计算机科学与技术,冶金工程,交通运输工程,动力工程及工程热物理,纺织科学与工程,建筑学,环境科学与工程,公共管理,数学,物理学,林学,心理学,历史学,工商管理,应用经济学,中医学,天文学,机械工程,土木工程,光学工程,地理学,农业资源利用,生物学,兵器科学与技术,矿业工程,大气科学,基础医学,电子科学与技术,测绘科学与技术,控制科学与工程,军事学,中国语言文学,新闻传播学,社会学,地球物理学,植物保护/材料,农作物,牙科,药物,教育,水利,经济理论,食品,兽医学,体育,核能,工程力学,园艺,渔业,法律,地质工程,油气,农业经济,通信,图书情报,政治,电力,海洋,民族,航空航天,化工,哲理,公共卫生,艺术,农机,船舶,计算机,冶金,交通,热能,纺织,建筑,环境,行政管理,数理,物理,林业,心理,历史,企业管理,经济,中药学,天文,机械,土木,光学,地理,土壤,生物,兵器,采矿,气象,临床医学,电子,测绘,自动化,军事,中文,新闻,社会,地球物理,病虫害"
 fuzzy[iflytek]="打车,地图导航,免费WIFI,租车,同城服务,快递物流,婚庆,家政,公共交通,政务,社区服务,薅羊毛,魔幻,仙侠,卡牌,飞行空战,射击游戏,休闲益智,动作类,体育竞技,棋牌中心,经营养成,策略,MOBA,辅助工具,约会社交,即时通讯,工作社交,论坛圈子,婚恋社交,情侣社交,社交工具,生活社交,微博博客,新闻,漫画,小说,技术,教辅,问答交流,搞笑,杂志,百科,影视娱乐,求职,兼职,视频,短视频,音乐,直播,电台,K歌,成人,中小学,职考,公务员,英语,视频教育,高等教育,成人教育,艺术,语言(非英语),旅游资讯,综合预定,民航,铁路,酒店,行程管理,民宿短租,出国,工具,亲子儿童,母婴,驾校,违章,汽车咨询,汽车交易,日常养车,行车辅助,租房,买房,装修家居,电子产品,问诊挂号,养生保健,医疗服务,减肥瘦身,美妆美业,菜谱,餐饮店,体育咨讯,运动健身,支付,保险,股票,借贷,理财,彩票,记账,银行,美颜,影像剪辑,摄影修图,相机,绘画,二手,电商,团购,外卖,电影票务,社区超市,购物咨询,笔记,办公,日程管理,女性,经营,收款,其他/叫车,导航,上网,汽车租赁,跑腿,快递,婚礼,保洁,公交,政府,物业,返利,奇幻,修仙,集换卡,空战,射击,益智,动作,竞技,棋牌,养成,战略,推塔,辅助,约会,聊天,人脉,论坛,婚恋,情侣,交友,生活圈,微博,资讯,动漫,阅读,编程,作业,问答,段子,期刊,知识,影视,招聘,打工,追剧,小视频,歌曲,主播,广播,唱歌,两性,小学,考证,考公,单词,网课,大学,自考,美术,外语,旅游,预订,机票,火车,住宿,行程,民宿,留学,实用,儿童,育儿,学车,罚单,汽车,买车,养车,车载,找房,房产,装修,数码,挂号,养生,医疗,减肥,美妆,食谱,餐厅,体育,健身,付款,保单,炒股,贷款,基金,彩民,账本,网银,自拍,剪辑,修图,拍照,画画,闲置,网购,优惠,订餐,电影票,超市,导购,记事,文档,日程,女生,店铺,收银,其它"
+# P-tuning: the PET pattern with its literal text replaced by as many trainable prompt tokens ([unused1]...).
+declare -A ptuning
+ptuning[eprstmt]="sent1,<pseudo>*3,label,<pseudo>"
+ptuning[tnews]="<pseudo>*4,label,<pseudo>*3,sent1"
+ptuning[bustm]="sent1,<pseudo>,sent2,<pseudo>*6,label,<pseudo>"
+ptuning[csldcp]="<pseudo>*4,label,<pseudo>*3,sent1"
+ptuning[iflytek]="<pseudo>*4,label,<pseudo>*3,sent1"
+ptuning[ocnli]="sent1,<pseudo>*9,label,<pseudo>,sent2"
+ptuning[csl]="<pseudo>*3,sent1,<pseudo>*5,sent2,<pseudo>*3,label,<pseudo>*7"
 unlabeled[eprstmt]=data/fewclue/eprstmt/unlabeled.json topk[eprstmt]=300
 unlabeled[tnews]=data/fewclue/tnews/unlabeled.json topk[tnews]=60
 unlabeled[bustm]=data/fewclue/bustm/unlabeled.json topk[bustm]=150
 # No unlabeled file (FewCLUE ships none for csldcp, iflytek, ocnli, csl, cluewsc): pet_st is skipped there.
 
 for m in ${methods//,/ }; do
-  case $m in finetune|pet|fuzzy|pet_st) ;; *) echo "fewclue.sh: unknown method '$m' (finetune, pet, fuzzy, pet_st)" >&2; exit 2 ;; esac
+  case $m in finetune|pet|fuzzy|pet_st|ptuning) ;; *) echo "fewclue.sh: unknown method '$m' (finetune, pet, fuzzy, pet_st, ptuning)" >&2; exit 2 ;; esac
 done
 for t in ${tasks//,/ }; do
   [ -f configs/fewclue/$t.toml ] || { echo "fewclue.sh: no config for task '$t' (configs/fewclue/<task>.toml)" >&2; exit 2; }
@@ -86,10 +96,11 @@ run_one() {  # task method seed
     finetune) app=text_classify cfg=configs/fewclue/${t}_finetune.toml ;;
     pet) ;;
     fuzzy) args+=(--set "label_desc=\"${fuzzy[$t]}\"") ;;
+    ptuning) args+=(--set 'type="p_tuning"' --set "pattern=\"${ptuning[$t]}\"") ;;
     pet_st) args+=(--set self_training.generations=1 --set "self_training.unlabeled_tables=[\"${unlabeled[$t]}\"]"
                    --set "self_training.exclude_tables=[\"$data/$t/test_public.json\"]"
                    --set "self_training.top_k=${topk[$t]}" --set self_training.max_unlabeled=4000) ;;
-    *) echo "fewclue.sh: unknown method '$m' (finetune, pet, fuzzy, pet_st)" >&2; exit 2 ;;
+    *) echo "fewclue.sh: unknown method '$m' (finetune, pet, fuzzy, pet_st, ptuning)" >&2; exit 2 ;;
   esac
   local t0=$(date +%s)
   rm -rf "$dir"

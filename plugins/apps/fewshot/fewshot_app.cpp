@@ -43,6 +43,16 @@ FewshotApp::FewshotApp(const ConfigView& c, Context& ctx) : SupervisedApp(c, ctx
   label_desc_ = c.get_string("label_desc");
   pattern_ = parse_pattern(pattern_spec_, c.get_string("data.first_sequence"),
                            c.get_string("data.second_sequence"), c.where("pattern"));
+  type_ = c.get_string("type");
+  if (type_ == "p_tuning" && pattern_.pseudo_tokens() == 0)
+    throw ConfigError("type = p_tuning needs trainable prompt tokens: the pattern '" + pattern_spec_ +
+                          "' has no <pseudo> item",
+                      c.where("pattern"),
+                      "add <pseudo> or <pseudo>*N items, e.g. \"sent1,<pseudo>*3,label\"");
+  if (type_ != "p_tuning" && pattern_.pseudo_tokens() > 0)
+    throw ConfigError(
+        "the pattern's <pseudo> items are P-tuning's trainable prompt tokens, but type = " + type_,
+        c.where("type"), "set type = \"p_tuning\", or write literal text instead");
 }
 
 void FewshotApp::run(Mode mode) {
@@ -65,8 +75,12 @@ void FewshotApp::run(Mode mode) {
 std::string FewshotApp::describe_task() const {
   // Logged before the verbalizers are tokenized: count the sets in label_desc.
   const auto sets = 1 + std::count(label_desc_.begin(), label_desc_.end(), '/');
-  return std::string(sets > 1 ? "Fuzzy-PET" : "PET") + " cloze classification (pattern '" + pattern_spec_ +
-         "', " + std::to_string(sets) + " verbalizer set(s))";
+  std::string method = type_ == "p_tuning" ? "P-tuning" : "PET";
+  if (sets > 1) method = type_ == "p_tuning" ? "P-tuning (fuzzy verbalizers)" : "Fuzzy-PET";
+  return method + " cloze classification (pattern '" + pattern_spec_ + "', " + std::to_string(sets) +
+         " verbalizer set(s)" +
+         (type_ == "p_tuning" ? ", " + std::to_string(pattern_.pseudo_tokens()) + " prompt token(s)" : "") +
+         ")";
 }
 
 void FewshotApp::build_verbalizers() {
@@ -99,7 +113,8 @@ void FewshotApp::build_verbalizers() {
 
 void FewshotApp::bind_columns(const std::vector<data::Column>& cols, bool need_label,
                               const std::string& where) {
-  if (table_.sets == 0) build_verbalizers();
+  const bool first_bind = table_.sets == 0;
+  if (first_bind) build_verbalizers();
   item_col_.assign(pattern_.items.size(), 0);
   literal_ids_.assign(pattern_.items.size(), {});
   size_t fixed = 2 + size_t(table_.mask_len);
@@ -110,6 +125,16 @@ void FewshotApp::bind_columns(const std::vector<data::Column>& cols, bool need_l
     } else if (it.kind == PatternItem::Kind::text) {
       for (const auto& t : tokenizer().tokenize(it.value)) literal_ids_[i].push_back(t.id);
       fixed += literal_ids_[i].size();
+    } else if (it.kind == PatternItem::Kind::pseudo) {
+      literal_ids_[i] = prompt_ids(it);
+      fixed += literal_ids_[i].size();
+      if (first_bind && it.first == 0) {
+        std::string shown;
+        for (int64_t id : literal_ids_[i])
+          shown += (shown.empty() ? "" : " ") + tokenizer().vocab().token(id);
+        logger().info("P-tuning: prompt tokens ", shown, pattern_.pseudo_tokens() > it.count ? " ..." : "",
+                      " (", pattern_.pseudo_tokens(), " in all; their embedding rows train with the model)");
+      }
     }
   }
   if (static_cast<int64_t>(fixed) >= options().sequence_length)
@@ -174,6 +199,23 @@ std::optional<data::Example> FewshotApp::encode(const Row& row, std::string& rea
   }
   ex.set("labels", data::Feature::scalar(id));
   return ex;
+}
+
+// P-tuning's prompt tokens: the vocabulary's [unused1], [unused2], ... rows, in pattern order. Their
+// embeddings train with the model; no text ever tokenizes to them.
+std::vector<int64_t> FewshotApp::prompt_ids(const PatternItem& item) const {
+  std::vector<int64_t> ids;
+  for (int64_t k = item.first + 1; k <= item.first + item.count; ++k) {
+    const std::string token = "[unused" + std::to_string(k) + "]";
+    const int64_t id = tokenizer().vocab().find(token);
+    if (id < 0)
+      throw ConfigError("the pattern's <pseudo> prompt token " + std::to_string(k) +
+                            " is the vocabulary's '" + token + "', which this vocab.txt lacks",
+                        root().where("pattern"),
+                        "use fewer <pseudo> tokens, or a vocabulary with [unused1]..[unusedN] rows (BERT's)");
+    ids.push_back(id);
+  }
+  return ids;
 }
 
 data::FeatureSchema FewshotApp::features() const {
@@ -271,7 +313,9 @@ void FewshotApp::postprocess(const TensorMap& outputs, const data::Batch&,
 }
 
 void FewshotApp::save_extra(const std::string& dir) const {
-  nlohmann::json j{{"pattern", pattern_spec_},
+  nlohmann::json j{{"type", type_},
+                   {"prompt_tokens", pattern_.pseudo_tokens()},
+                   {"pattern", pattern_spec_},
                    {"label_desc", label_desc_},
                    {"labels", labels().names},
                    {"verbalizers", table_.words},

@@ -1,7 +1,7 @@
 // fewshot_app.h: app/fewshot — PET few-shot classification on a BERT-family MLM: a pattern turns a row into
 // a cloze with a [MASK] slot, verbalizers map each label to a word, and the label is the word the MLM head
-// scores best (Fuzzy-PET: several words per label, probabilities averaged over the sets), as hooks of the
-// SDK's supervised-app base.
+// scores best (Fuzzy-PET: several words per label, probabilities averaged over the sets; P-tuning: <pseudo>
+// pattern items are trainable prompt tokens), as hooks of the SDK's supervised-app base.
 #pragma once
 
 #include <ethost/app/supervised_app.h>
@@ -33,6 +33,8 @@ class FewshotApp final : public app::SupervisedApp {
   TensorMap model_inputs(const data::Batch& batch) override;
   train::LossTerms loss(const TensorMap& outputs, const data::Batch& batch, const TensorMap& extras) override;
 
+  // A <pseudo> item's prompt token ids ([unused1]...; refuses a vocabulary without enough of them).
+  std::vector<int64_t> prompt_ids(const PatternItem& item) const;
   // The verbalizer table once the tokenizer and the labels are known (refuses unknown label words).
   void build_verbalizers();
   // Per-label probabilities [N, L] of a dataset, in eval.batch_size batches.
@@ -44,10 +46,10 @@ class FewshotApp final : public app::SupervisedApp {
   // cannot be encoded get zeros.
   std::vector<float> label_rows(const std::vector<data::Column>& columns, const std::vector<Row>& rows);
 
-  std::string pattern_spec_, label_desc_;
+  std::string pattern_spec_, label_desc_, type_;
   Pattern pattern_;
   std::vector<size_t> item_col_;                   // per pattern item: its column's position (columns)
-  std::vector<std::vector<int64_t>> literal_ids_;  // per pattern item: a literal's token ids
+  std::vector<std::vector<int64_t>> literal_ids_;  // per pattern item: a literal's (or prompt's) token ids
   VerbalizerTable table_;
   size_t col_label_ = 0;
 };

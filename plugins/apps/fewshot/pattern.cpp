@@ -14,7 +14,36 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
+// "<pseudo>" (one prompt token) or "<pseudo>*N" (N of them).
+PatternItem pseudo_item(const std::string& item, const std::string& spec, const std::string& where) {
+  const std::string tag = "<pseudo>";
+  PatternItem it;
+  it.kind = PatternItem::Kind::pseudo;
+  it.count = 1;
+  bool ok = item.compare(0, tag.size(), tag) == 0;
+  if (ok && item.size() > tag.size()) {
+    const std::string n = item.substr(tag.size() + 1);
+    ok = item[tag.size()] == '*' && !n.empty() && n.size() <= 2 &&
+         n.find_first_not_of("0123456789") == std::string::npos;
+    if (ok) it.count = std::stoll(n);
+    ok = ok && it.count >= 1 && it.count <= kMaxPseudoPerItem;
+  }
+  if (!ok)
+    throw ConfigError("the pattern '" + spec + "' has the item '" + item +
+                          "': a P-tuning prompt item is '<pseudo>' or '<pseudo>*N' (N in 1.." +
+                          std::to_string(kMaxPseudoPerItem) + "), on its own between commas",
+                      where, "e.g. \"sent1,<pseudo>*3,label\"");
+  return it;
+}
+
 }  // namespace
+
+int64_t Pattern::pseudo_tokens() const {
+  int64_t n = 0;
+  for (const auto& it : items)
+    if (it.kind == PatternItem::Kind::pseudo) n += it.count;
+  return n;
+}
 
 std::vector<std::string> Pattern::columns() const {
   std::vector<std::string> out;
@@ -50,7 +79,8 @@ Pattern parse_pattern(const std::string& spec, const std::string& first, const s
     } else if (item.size() > 2 && item.front() == '{' && item.back() == '}') {
       it = {PatternItem::Kind::column, item.substr(1, item.size() - 2)};
     } else if (item.find("<pseudo>") != std::string::npos) {
-      throw ConfigError("<pseudo> prompt tokens (P-tuning) are not supported yet", where, "use literal text");
+      it = pseudo_item(item, spec, where);
+      it.first = p.pseudo_tokens();
     } else {
       it.value = item;
     }

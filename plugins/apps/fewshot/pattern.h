@@ -10,21 +10,30 @@
 namespace et::apps::fewshot {
 
 struct PatternItem {
-  enum class Kind { column, text, label };
+  enum class Kind { column, text, label, pseudo };
   Kind kind = Kind::text;
   std::string value;  // the column name, or the literal text
+  int64_t count = 0;  // pseudo: its number of prompt tokens
+  int64_t first = 0;  // pseudo: the pattern-wide index of its first prompt token (0 is [unused1])
 };
+
+// At most this many <pseudo> prompt tokens in one item.
+constexpr int64_t kMaxPseudoPerItem = 32;
 
 struct Pattern {
   std::vector<PatternItem> items;
   // The columns the pattern reads, in order of first use.
   std::vector<std::string> columns() const;
+  // The <pseudo> prompt tokens of all items (P-tuning).
+  int64_t pseudo_tokens() const;
 };
 
 // Parses "sent1,label,用,sent2,概括。": items are split on ','; `sent1` / `sent2` name data.first_sequence /
-// data.second_sequence, `{name}` names any column, `label` is the mask slot, anything else is literal text.
-// Throws et::ConfigError naming `where` (the key) for an empty pattern, an empty item, no or several `label`
-// slots, sent2 without data.second_sequence, or a pattern that reads no column.
+// data.second_sequence, `{name}` names any column, `label` is the mask slot, `<pseudo>` or `<pseudo>*N` is
+// one or N trainable prompt tokens (P-tuning: the vocabulary's [unused1], [unused2], ... in pattern order),
+// anything else is literal text. Throws et::ConfigError naming `where` (the key) for an empty pattern, an
+// empty item, no or several `label` slots, sent2 without data.second_sequence, a malformed `<pseudo>` item,
+// or a pattern that reads no column.
 Pattern parse_pattern(const std::string& spec, const std::string& first_sequence,
                       const std::string& second_sequence, const std::string& where);
 

@@ -129,6 +129,38 @@ TEST_SUITE("integration.fewshot") {
   }
 
   TEST_CASE(
+      "P-tuning: <pseudo> prompt tokens ([unused1]..) in the cloze learn the toy task; saved and reused") {
+    et::test::TempDir dir("fewshot_ptuning");
+    write_file(dir / "train.json", toy_reviews(160, 2463534242u));
+    write_file(dir / "dev.json", toy_reviews(60, 99991u));
+    const std::string ckpt = dir / "pt";
+    write_file(dir / "job.toml", fs_config(ckpt, "差,好", 200));
+    const std::vector<std::string> pt{"--user_defined_parameters",
+                                      "type=p_tuning pattern=<pseudo>*2,sent1,<pseudo>*2,label,。"};
+    auto with = [&pt](std::vector<std::string> a) {
+      a.insert(a.end(), pt.begin(), pt.end());
+      return a;
+    };
+    auto tr = et::test::run_ethost(
+        fs_args(dir / "job.toml",
+                with({"--mode", "train", "--tables", dir / "train.json" + "," + dir / "dev.json"})));
+    INFO((tr.out + tr.err));
+    REQUIRE(tr.exit_code == 0);
+    CHECK(contains(tr.err + tr.out, "P-tuning cloze classification"));
+    CHECK(contains(tr.err + tr.out, "P-tuning: prompt tokens [unused1] [unused2] ... (4 in all"));
+    auto saved = et::test::read_json(ckpt + "/fewshot.json");
+    CHECK(saved["type"] == "p_tuning");
+    CHECK(saved["prompt_tokens"] == 4);
+    auto ev = et::test::run_ethost(
+        fs_args(dir / "job.toml", with({"--mode", "evaluate", "--tables", dir / "dev.json"})));
+    INFO((ev.out + ev.err));
+    REQUIRE(ev.exit_code == 0);
+    auto m = et::test::read_json(ckpt + "/eval_results.json");
+    MESSAGE("P-tuning: toy accuracy " << m["accuracy"] << " (majority " << m["majority_baseline"] << ")");
+    CHECK(m["accuracy"].get<double>() >= 0.9);
+  }
+
+  TEST_CASE(
       "self-training: repeats dropped and counted, confident balanced pseudo-labels, one more generation") {
     et::test::TempDir dir("fewshot_self");
     const std::string train = toy_reviews(160, 2463534242u), dev = toy_reviews(60, 99991u);
@@ -202,6 +234,15 @@ TEST_SUITE("integration.fewshot") {
         {{"--user_defined_parameters", "label_desc=差,好/坏"}, "has 1 words for 2 labels"},
         {{"--set", "data.label_enumerate_values=[]"}, "needs them"},
         {{"--user_defined_parameters", "type=cpt_fewshot"}, "type"},
+        {{"--user_defined_parameters", "pattern=sent1,<pseudo>*2,label"}, "set type = \"p_tuning\""},
+        {{"--user_defined_parameters", "type=p_tuning"}, "has no <pseudo> item"},
+        {{"--user_defined_parameters", "type=p_tuning pattern=sent1,<pseudo>*2x,label"}, "'<pseudo>*N'"},
+        // bert-base-chinese's vocab.txt has [unused1]..[unused99]: 4 x 25 = 100 prompt tokens is one too
+        // many.
+        {{"--user_defined_parameters",
+          "type=p_tuning pattern=sent1,<pseudo>*25,<pseudo>*25,<pseudo>*25,<pseudo>*25,label", "--set",
+          "data.sequence_length=160", "--set", "model.max_position_embeddings=160"},
+         "'[unused100]', which this vocab.txt lacks"},
     };
     // EasyNLP's spelling: Python booleans in --user_defined_parameters.
     auto easy = run({"--user_defined_parameters", "enable_fewshot=True type=pet_fewshot label_desc=差,好",
@@ -242,6 +283,14 @@ TEST_SUITE("integration.fewshot") {
     size_t reused = 0;
     for (size_t at = 0; (at = again.out.find("done before", at)) != std::string::npos; ++at) ++reused;
     CHECK(reused == 8);
+    // P-tuning through the harness: its own method column.
+    auto pt = et::test::run_process({"bash", script, "--smoke", "--methods", "ptuning", "--out", dir / "pt"},
+                                    env, {}, 600.0);
+    INFO((pt.out + pt.err));
+    REQUIRE(pt.exit_code == 0);
+    auto tp = et::test::read_json(dir / "pt-smoke/table.json");
+    CHECK(tp["runs"].size() == 2);
+    CHECK(tp["table"]["ptuning"]["average"].is_number());
     auto bad = et::test::run_process(
         {"bash", script, "--methods", "nope", "--tasks", "eprstmt", "--model", "", "--out", dir / "bad"},
         env);

@@ -59,7 +59,26 @@ TEST_SUITE("plugin.fewshot") {
     CHECK(config_error([] { parse_pattern("sent1,,label", "a", "", "pattern"); }, "empty item"));
     CHECK(config_error([] { parse_pattern("这是,label", "a", "", "pattern"); }, "reads no column"));
     CHECK(config_error([] { parse_pattern("", "a", "", "pattern"); }, "empty"));
-    CHECK(config_error([] { parse_pattern("sent1,<pseudo>,label", "a", "", "pattern"); }, "P-tuning"));
+  }
+
+  TEST_CASE(
+      "patterns: <pseudo> prompt items count their tokens in pattern order; malformed ones are errors") {
+    auto p = parse_pattern("<pseudo>,sent1,<pseudo>*3,label,。", "a", "", "pattern");
+    REQUIRE(p.items.size() == 5);
+    CHECK(p.items[0].kind == PatternItem::Kind::pseudo);
+    CHECK(p.items[0].count == 1);
+    CHECK(p.items[0].first == 0);
+    CHECK(p.items[2].kind == PatternItem::Kind::pseudo);
+    CHECK(p.items[2].count == 3);
+    CHECK(p.items[2].first == 1);  // [unused2]..[unused4]
+    CHECK(p.pseudo_tokens() == 4);
+    CHECK(p.columns() == std::vector<std::string>{"a"});
+    CHECK(parse_pattern("sent1,label", "a", "", "pattern").pseudo_tokens() == 0);
+    for (const char* bad : {"sent1,<pseudo>*0,label", "sent1,<pseudo>*33,label", "sent1,<pseudo>3,label",
+                            "sent1,<pseudo>*,label", "sent1,很<pseudo>,label", "sent1,<pseudo>*x,label"}) {
+      CAPTURE(bad);
+      CHECK(config_error([bad] { parse_pattern(bad, "a", "", "pattern"); }, "'<pseudo>' or '<pseudo>*N'"));
+    }
   }
 
   TEST_CASE("verbalizers: one set or several; the set size must be the label count") {
