@@ -3,6 +3,8 @@
 # ../shared/data/text — prunes the vocabulary to the characters of every file the downstream apps use, links the
 # corpus and the held-out file, pretrains, reports held-out MLM accuracy next to the unigram baseline, and
 # caches the model in ~/.cache/ethost/models/pretrain-small (later runs reuse it; --force retrains).
+# The step count is sized to the machine: 48 minutes of training (TRAIN_MINUTES) at the rate a 60-step calibration
+# measures (STEPS=N fixes it).
 #   scripts/pretrain-small.sh [--force]      -> runs/pretrain-small/model (HF BertForMaskedLM layout)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,14 +13,18 @@ shared=${ETHOST_SHARED:-$root/../shared}
 ethost=${ETHOST:-$root/build/bin/ethost}
 run=runs/pretrain-small
 cache=${ETHOST_MODEL_CACHE:-$HOME/.cache/ethost/models}/pretrain-small
-key=$(cat configs/pretrain/small.toml scripts/pretrain-small.sh | sha256sum | cut -c1-16)
+recipe_key=$(cat configs/pretrain/small.toml scripts/pretrain-small.sh | sha256sum | cut -c1-16)
 [ -x "$ethost" ] || ./scripts/build.sh dev
-
-if [ "${1:-}" != "--force" ] && [ -f "$cache/$key/model/model.safetensors" ]; then
-  mkdir -p "$run" && rm -rf "$run/model" && cp -r "$cache/$key/model" "$run/model"
-  echo "pretrain-small: reused the cached model $cache/$key (recipe $key) -> $run/model"
-  cat "$run/model/eval_results.json" 2>/dev/null || true
-  exit 0
+# The step count is sized to the machine (see "Steps" below); a cached model of this recipe at any step count
+# is reused (the newest).
+if [ "${1:-}" != "--force" ]; then
+  found=$(ls -td "$cache/$recipe_key"-*/model 2>/dev/null | head -n 1 || true)
+  if [ -n "$found" ] && [ -f "$found/model.safetensors" ]; then
+    mkdir -p "$run" && rm -rf "$run/model" && cp -r "$found" "$run/model"
+    echo "pretrain-small: reused the cached model $(dirname "$found") -> $run/model"
+    cat "$run/model/eval_results.json" 2>/dev/null || true
+    exit 0
+  fi
 fi
 
 text=$shared/data/text
@@ -39,8 +45,31 @@ ETHOST=$ethost scripts/prune-vocab.sh data/vocab/bert-base-chinese-vocab.txt "$r
 precision=fp32
 if "$ethost" doctor 2>/dev/null | grep -q 'native AVX512-BF16'; then precision=bf16; fi
 start=$(date +%s)
+# Steps: the recipe trains for TRAIN_MINUTES (default 48) of this machine's time, so that the whole script fits
+# the 60-minute budget on any 2-core machine and a fast one spends its speed on more tokens. A 60-step
+# calibration run (same model, batch, precision) measures steps/s over its last 20 steps; the step count is that
+# rate x the budget, in [1000, 8000], rounded down to a multiple of 20 (and written to the model's recipe.json).
+# Fixed: STEPS=N skips the calibration.
+steps=${STEPS:-}
+if [ -z "$steps" ]; then
+  "$ethost" --app pretrain --config configs/pretrain/small.toml --set train.precision=$precision \
+    --set train.progress_bar=never --set train.max_steps=60 --set train.logging_steps=20 --set train.eval_steps=0 \
+    --set train.eval_each_epoch=false --set train.tensorboard=false \
+    --set train.checkpoint_dir=\"$run/calibrate\" --log-level warn
+  steps=$(python3 - "$run/calibrate/metrics.jsonl" "${TRAIN_MINUTES:-48}" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"samples_per_sec"' in l]
+steps_per_s = rows[-1]["samples_per_sec"] / 64.0  # global batch 64 (32 x 2)
+print(max(1000, min(8000, int(steps_per_s * float(sys.argv[2]) * 60) // 20 * 20)))
+PY
+)
+  echo "pretrain-small: calibration: $(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if "tokens_per_sec" in l][-1]; print(round(r["tokens_per_sec"]), "tokens/s")' "$run/calibrate/metrics.jsonl") -> $steps steps in ${TRAIN_MINUTES:-48} minutes"
+  rm -rf "$run/calibrate"
+fi
+key=$recipe_key-$steps
 "$ethost" --app pretrain --config configs/pretrain/small.toml --set train.precision=$precision \
-  --set train.progress_bar=never
+  --set train.progress_bar=never --set train.max_steps=$steps --set train.eval_steps=$(( steps / 4 ))
+echo "{\"steps\": $steps, \"tokens_per_step\": 8192, \"precision\": \"$precision\", \"recipe\": \"$recipe_key\"}" > "$run/model/recipe.json"
 "$ethost" --app pretrain --mode evaluate --config configs/pretrain/small.toml --tables "$run/heldout" \
   --set eval.max_sequences=0 --set eval.results_file="$run/model/eval_results.json" --log-level warn
 secs=$(( $(date +%s) - start ))
