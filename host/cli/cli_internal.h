@@ -31,5 +31,7 @@ void put_json_string(std::string& out, const std::string& s);
 int cmd_doctor(int argc, const char* const* argv);
 // `ethost segment [--dict FILE]`: jieba-style word segmentation of stdin lines.
 int cmd_segment(int argc, const char* const* argv);
+// `ethost kg --kg FILE`: knowledge-graph entity mentions of stdin lines (docs/apps/kgbert.md).
+int cmd_kg(int argc, const char* const* argv);
 
 }  // namespace et::host

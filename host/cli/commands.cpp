@@ -29,6 +29,7 @@ int run_host(int argc, const char* const* argv) {
   if (argc >= 2 && std::strcmp(argv[1], "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "doctor") == 0) return cmd_doctor(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "segment") == 0) return cmd_segment(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "kg") == 0) return cmd_kg(argc - 1, argv + 1);
 
   HostOptions o = parse_options(argc, argv);
   if (o.log_level)

@@ -24,7 +24,7 @@ TEST_SUITE("integration.host") {
     CHECK(r.exit_code == 0);
     CHECK(contains(r.out, "ethost 0.1.0"));
     CHECK(contains(r.out, "SDK ABI 3.0"));
-    CHECK(contains(r.out, "toolkit 1.0"));
+    CHECK(contains(r.out, "toolkit 1.1"));
     CHECK(contains(r.out, "LibTorch 1.13"));
     CHECK(contains(r.out, "build "));
   }

@@ -68,7 +68,7 @@ TEST_SUITE("integration.plugin_failures") {
   TEST_CASE("another toolkit major than the host's") {
     expect_blocked(
         "newer_toolkit", fixture("newer_toolkit"),
-        "built against toolkit 2.0, host has toolkit 1.0: rebuild the plugin against this host's SDK");
+        "built against toolkit 2.0, host has toolkit 1.1: rebuild the plugin against this host's SDK");
   }
   TEST_CASE("different LibTorch major.minor") {
     expect_blocked("wrong_torch", fixture("wrong_torch"), "built for LibTorch 2.1, host has 1.13");

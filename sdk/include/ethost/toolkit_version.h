@@ -10,8 +10,9 @@
 //  - MAJOR: any change of an existing toolkit class's layout or vtable, or a removed function.
 //  - MINOR: additions only.
 //  - 1.0: split from libethost_sdk (SDK ABI 3.0).
+//  - 1.1: kg/ (et::kg::KnowledgeGraph: KG loaders, entity trie, subgraphs).
 #define ET_TOOLKIT_MAJOR 1
-#define ET_TOOLKIT_MINOR 0
+#define ET_TOOLKIT_MINOR 1
 
 namespace et {
 

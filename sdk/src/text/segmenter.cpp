@@ -10,12 +10,12 @@
 #include <limits>
 
 #include "ethost/error.h"
+#include "text/utf8_strict.h"
 
 namespace et::text {
 namespace {
 
 constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();
-constexpr char32_t kInvalid = 0xFFFFFFFFu;  // an invalid UTF-8 byte
 
 // jieba's re_han_default: [\u4E00-\u9FD5a-zA-Z0-9+#&\._%\-]
 inline bool is_ascii_alnum(char32_t c) {
@@ -27,37 +27,6 @@ inline bool is_han_class(char32_t c) {
     return is_ascii_alnum(c) || c == '+' || c == '#' || c == '&' || c == '.' || c == '_' || c == '%' ||
            c == '-';
   return false;
-}
-
-// Decodes one code point at s[i] (strict UTF-8: no overlongs, surrogates or > U+10FFFF); len gets its bytes.
-inline char32_t decode(const unsigned char* s, std::size_t n, std::size_t i, std::size_t& len) {
-  const unsigned char c = s[i];
-  if (c < 0x80) {
-    len = 1;
-    return c;
-  }
-  auto cont = [&](std::size_t k) { return i + k < n && (s[i + k] & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF && cont(1)) {
-    len = 2;
-    return (char32_t(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-  }
-  if (c >= 0xE0 && c <= 0xEF && cont(1) && cont(2)) {
-    char32_t cp = (char32_t(c & 0x0F) << 12) | (char32_t(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-    if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) {
-      len = 3;
-      return cp;
-    }
-  }
-  if (c >= 0xF0 && c <= 0xF4 && cont(1) && cont(2) && cont(3)) {
-    char32_t cp = (char32_t(c & 0x07) << 18) | (char32_t(s[i + 1] & 0x3F) << 12) |
-                  (char32_t(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
-    if (cp >= 0x10000 && cp <= 0x10FFFF) {
-      len = 4;
-      return cp;
-    }
-  }
-  len = 1;
-  return kInvalid;
 }
 
 struct Scratch {
@@ -132,8 +101,8 @@ struct Segmenter::Impl {
     const auto* s = reinterpret_cast<const unsigned char*>(w.data());
     uint32_t node = 0;
     for (std::size_t i = 0, len = 0; i < w.size(); i += len) {
-      char32_t cp = decode(s, w.size(), i, len);
-      if (cp == kInvalid) return false;
+      char32_t cp = detail::decode_strict(s, w.size(), i, len);
+      if (cp == detail::kInvalid) return false;
       node = add_child(node, cp);
     }
     if (node == 0) return false;
@@ -149,8 +118,8 @@ struct Segmenter::Impl {
     const auto* s = reinterpret_cast<const unsigned char*>(w.data());
     uint32_t node = 0;
     for (std::size_t i = 0, len = 0; i < w.size() && (i == 0 || node); i += len) {
-      char32_t cp = decode(s, w.size(), i, len);
-      if (cp == kInvalid) return 0;
+      char32_t cp = detail::decode_strict(s, w.size(), i, len);
+      if (cp == detail::kInvalid) return 0;
       node = child(node, cp);
     }
     return node;
@@ -281,7 +250,7 @@ void Segmenter::cut(std::string_view text, std::vector<std::string_view>& out) c
   S.cps.clear();
   S.offs.clear();
   for (std::size_t i = 0, len = 0; i < text.size(); i += len) {
-    S.cps.push_back(decode(s, text.size(), i, len));
+    S.cps.push_back(detail::decode_strict(s, text.size(), i, len));
     S.offs.push_back(static_cast<uint32_t>(i));
   }
   S.offs.push_back(static_cast<uint32_t>(text.size()));
