@@ -46,7 +46,7 @@ TEST_SUITE("integration.cli_help") {
     auto r = run_ethost({"--help"});
     REQUIRE(r.exit_code == 0);
     auto cmds = subcommands(usage_block(r.out));
-    CHECK(cmds == std::set<std::string>{"doctor", "segment", "tokenize"});
+    CHECK((cmds == std::set<std::string>{"doctor", "kg", "segment", "tokenize"}));
     for (auto& c : cmds) {
       CAPTURE(c);
       auto h = run_ethost({c, "--help"});
