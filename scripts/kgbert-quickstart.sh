@@ -6,7 +6,7 @@
 #  2. evaluates both on the held-out 10% of DuIE's sentences (mention F1 next to the trie baseline, SPO ranking
 #     next to chance, MLM accuracy);
 #  3. (NER=1; not yet measured, so off by default) fine-tunes K-BERT's medical NER from the same init and budget with and without
-#     knowledge fusion (configs/kgbert/medical_ner.toml, Medical.spo), SEEDS seeds each (default "1 2 3").
+#     knowledge fusion (configs/sequence_labeling/medical_ner_kgbert.toml, Medical.spo), SEEDS seeds each (default "1 2 3").
 # Prints one table; the numbers are in runs/kgbert*/eval_results.json and runs/kgbert-ner/*/eval_results.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,10 +31,10 @@ if [ "${NER:-0}" = 1 ]; then
       [ "$variant" = plain ] && knowledge=false
       out="$PWD/runs/kgbert-ner/$variant-seed$seed"
       echo "--- medical NER: $variant, seed $seed ---"
-      $ethost --app sequence_labeling --config configs/kgbert/medical_ner.toml --log-level warn \
+      $ethost --app sequence_labeling --config configs/sequence_labeling/medical_ner_kgbert.toml --log-level warn \
         --set model.knowledge=$knowledge --set train.seed=$seed --set model.seed=$seed \
         --set train.checkpoint_dir=\""$out"\"
-      $ethost --app sequence_labeling --mode evaluate --config configs/kgbert/medical_ner.toml --log-level warn \
+      $ethost --app sequence_labeling --mode evaluate --config configs/sequence_labeling/medical_ner_kgbert.toml --log-level warn \
         --set train.checkpoint_dir=\""$out"\" --set pretrain_model_name_or_path=\""$out"\" \
         --tables data/kg/kbert/medical_ner/dev.tsv > /dev/null
     done

@@ -117,7 +117,9 @@ TEST_SUITE("integration.distill") {
     REQUIRE(wa.size() == wb.size());
     double worst = 0;
     for (const auto& [k, v] : wa) worst = std::max(worst, et::test::max_abs_diff(v, wb.at(k)));
-    CHECK(worst < 1e-4);
+    // 2.7e-4 measured on a 2-core AMD EPYC with AVX-512 (the teacher's logits in-process vs. parsed from text
+    // take different summation paths through 1 epoch of training); 1e-4 held on the other machines seen.
+    CHECK(worst < 5e-4);
     auto cfg = nlohmann::json::parse(read_file(dir / "s_proc/config.json"));
     CHECK(cfg["num_hidden_layers"] == 1);
     CHECK(cfg["hidden_size"] == 32);
