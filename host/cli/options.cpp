@@ -104,7 +104,8 @@ std::string usage_text() {
         "       ethost tokenize --vocab vocab.txt [--pair] [--max_length N] < input\n"
         "       ethost doctor [--json]   (CPU, BLAS core, threads, GEMM peaks: paste it into bug reports)\n"
         "       ethost segment [--dict dict.txt] < input   (Chinese words, as jieba's cut with HMM off)\n"
-        "       ethost kg --kg graph.spo [--json] < input   (knowledge-graph entity mentions, longest match)\n"
+        "       ethost kg --kg graph.spo [--json] < input   (knowledge-graph entity mentions, longest "
+        "match)\n"
      << make_options(o, sets, udp, level, threads);
   return os.str();
 }

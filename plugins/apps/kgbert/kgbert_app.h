@@ -95,6 +95,8 @@ class KgBertApp final : public App, public train::TrainTask, public Predictor {
   // evaluate / predict: the trained model of train.checkpoint_dir when it holds one, else
   // pretrain_model_name_or_path.
   std::string model_in_use() const;
+  // kg_ from the graph a saved KGBERT keeps (config.json "kg_files", relative to `dir`).
+  void load_saved_graph(const std::string& dir);
   void make_model(const std::string& model_dir, const std::string& kg_file);
   Corpus load(const std::vector<std::string>& files, bool heldout_side, bool all);
   data::Batch rows_batch(const std::vector<InputRow>& rows,

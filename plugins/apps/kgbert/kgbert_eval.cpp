@@ -179,27 +179,28 @@ std::map<std::string, double> KgBertApp::evaluate() {
   return metrics(*dev_, o_.eval_max_facts_in_training, true);
 }
 
-// The graph a saved KGBERT keeps (config.json "kg_files", relative to the model directory).
-static std::vector<std::string> saved_graphs(const std::string& dir) {
+void KgBertApp::load_saved_graph(const std::string& dir) {
   std::ifstream in(dir + "/config.json");
   auto j = nlohmann::json::parse(in, nullptr, false);
-  std::vector<std::string> out;
-  if (j.is_discarded() || !j.contains("kg_files") || !j["kg_files"].is_string())
+  std::vector<std::string> graphs;
+  if (!j.is_discarded() && j.contains("kg_files") && j["kg_files"].is_string()) {
+    std::stringstream list(j["kg_files"].get<std::string>());
+    for (std::string f; std::getline(list, f, ',');)
+      if (!f.empty()) graphs.push_back(dir + "/" + f);
+  }
+  if (graphs.empty())
     throw DataError("the model has no knowledge graph (config.json has no \"kg_files\")",
-                    dir + "/config.json", "evaluate a model that app/kgbert trained");
-  std::stringstream list(j["kg_files"].get<std::string>());
-  for (std::string f; std::getline(list, f, ',');)
-    if (!f.empty()) out.push_back(dir + "/" + f);
-  return out;
+                    dir + "/config.json", "use a model that app/kgbert trained");
+  kg::MatchOptions mo;
+  mo.min_chars = static_cast<std::size_t>(o_.min_chars);
+  kg_ = std::make_unique<kg::KnowledgeGraph>(kg::KnowledgeGraph::from_files(graphs, mo));
 }
 
 void KgBertApp::run_evaluate() {
   const std::string dir = model_in_use();
   app::input_tables(root_);
   setup(dir);
-  kg::MatchOptions mo;
-  mo.min_chars = static_cast<std::size_t>(o_.min_chars);
-  kg_ = std::make_unique<kg::KnowledgeGraph>(kg::KnowledgeGraph::from_files(saved_graphs(dir), mo));
+  load_saved_graph(dir);
   neg_ = std::make_unique<kg::NegativeSampler>(*kg_);
   make_model(dir, "");
   const bool all = o_.eval_split == "all";

@@ -7,9 +7,7 @@
 #include <ethost/data/schema.h>
 #include <torch/torch.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "kgbert_app.h"
 
@@ -43,20 +41,7 @@ void KgBertApp::prepare_predict() {
   setup(dir);
   make_model(dir, "");
   model_->module().eval();
-  kg::MatchOptions mo;
-  mo.min_chars = static_cast<std::size_t>(o_.min_chars);
-  std::ifstream in(dir + "/config.json");
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  std::vector<std::string> graphs;
-  if (!j.is_discarded() && j.contains("kg_files") && j["kg_files"].is_string()) {
-    std::stringstream list(j["kg_files"].get<std::string>());
-    for (std::string f; std::getline(list, f, ',');)
-      if (!f.empty()) graphs.push_back(dir + "/" + f);
-  }
-  if (graphs.empty())
-    throw DataError("the model has no knowledge graph (config.json has no \"kg_files\")",
-                    dir + "/config.json", "predict with a model that app/kgbert trained");
-  kg_ = std::make_unique<kg::KnowledgeGraph>(kg::KnowledgeGraph::from_files(graphs, mo));
+  load_saved_graph(dir);
 }
 
 std::vector<OutputColumn> KgBertApp::output_columns() const {
