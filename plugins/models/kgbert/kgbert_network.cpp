@@ -104,6 +104,17 @@ at::Tensor KnowledgeModuleImpl::forward(const at::Tensor& hidden, const at::Tens
   return hidden + valid.unsqueeze(-1) * g * out_proj(k);
 }
 
+SpoHeadImpl::SpoHeadImpl(int64_t h) {
+  dense = register_module("dense", torch::nn::Linear(2 * h, h));
+  out = register_module("out", torch::nn::Linear(h, 1));
+}
+
+at::Tensor SpoHeadImpl::forward(const at::Tensor& last, const at::Tensor& fact_mask) {
+  auto m = fact_mask.to(last.scalar_type()).unsqueeze(-1);
+  auto fact = (last * m).sum(1) / m.sum(1).clamp_min(1.0);
+  return out(torch::tanh(dense(torch::cat({last.select(1, 0), fact}, -1)))).squeeze(-1);
+}
+
 TrunkImpl::TrunkImpl(const nn::TransformerConfig& c) {
   embeddings = register_module("embeddings", nn::Embeddings(c));
   encoder = register_module("encoder", nn::Encoder(c));
@@ -114,7 +125,7 @@ NetworkImpl::NetworkImpl(const nn::hf::ModelOptions& o, const KnowledgeSettings&
   bert = register_module("bert", Trunk(o.arch));
   knowledge = register_module("knowledge", KnowledgeModule(o.arch, k.gcn_layers));
   kg_mention_head = register_module("kg_mention_head", torch::nn::Linear(o.arch.hidden_size, 3));
-  kg_spo_head = register_module("kg_spo_head", torch::nn::Linear(o.arch.hidden_size, 1));
+  kg_spo_head = register_module("kg_spo_head", SpoHead(o.arch.hidden_size));
   heads = nn::hf::TaskHeads(*this, o, bert->embeddings->word_embeddings->weight);
 }
 
@@ -164,7 +175,14 @@ TensorMap NetworkImpl::forward(const TensorMap& in) {
                   torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100))
             : last.sum() * 0.0;
   }
-  out["spo_score"] = kg_spo_head(out["pooler_output"]).squeeze(-1);
+  // The fact: segment B, without its closing [SEP] (the last attended token of each row).
+  at::Tensor fact_mask = torch::zeros_like(mask);
+  if (tt) {
+    fact_mask = (*tt == 1).to(torch::kLong) * mask;
+    auto last_tok = (mask.sum(1) - 1).clamp_min(0).unsqueeze(1);
+    fact_mask = fact_mask.scatter(1, last_tok, torch::zeros_like(last_tok));
+  }
+  out["spo_score"] = kg_spo_head(last, fact_mask);
   const at::Tensor* gain = find(in, "kg_gain");
   if (use_kg && gain && gain->item<int64_t>() != 0 && mlm_targets && out.count("mlm_loss")) {
     TensorMap plain;

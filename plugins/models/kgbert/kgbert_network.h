@@ -52,6 +52,17 @@ class KnowledgeModuleImpl : public torch::nn::Module {
 };
 TORCH_MODULE(KnowledgeModule);
 
+// The SPO score of a joint row [CLS] sentence [SEP] s p o [SEP]: a tanh layer over the last hidden state of
+// [CLS] beside the mean of the fact's (segment B) last hidden states, then one number.
+class SpoHeadImpl : public torch::nn::Module {
+ public:
+  explicit SpoHeadImpl(int64_t hidden);
+  // last [B,T,H]; fact_mask [B,T] (1 on the fact's tokens) -> [B]
+  at::Tensor forward(const at::Tensor& last, const at::Tensor& fact_mask);
+  torch::nn::Linear dense{nullptr}, out{nullptr};
+};
+TORCH_MODULE(SpoHead);
+
 class TrunkImpl : public torch::nn::Module {
  public:
   explicit TrunkImpl(const nn::TransformerConfig& cfg);
@@ -76,7 +87,8 @@ class NetworkImpl : public torch::nn::Module {
   KnowledgeSettings ks;
   Trunk bert{nullptr};
   KnowledgeModule knowledge{nullptr};
-  torch::nn::Linear kg_mention_head{nullptr}, kg_spo_head{nullptr};
+  torch::nn::Linear kg_mention_head{nullptr};
+  SpoHead kg_spo_head{nullptr};
   nn::hf::TaskHeads heads;
 };
 TORCH_MODULE(Network);

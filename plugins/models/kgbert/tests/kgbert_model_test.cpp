@@ -1,7 +1,7 @@
 // kgbert_model_test.cpp: model/kgbert — with the knowledge off (or no graph) it is HF's BertForMaskedLM on
 // tiny_bert (transformers 4.30.2); fused after the last layer, the knowledge changes only the mention tokens;
-// one GCN layer against explicit loops; the inputs the model builds equal those an app passes; save and
-// reload keep the settings and the graph.
+// the SPO score by hand; one GCN layer against explicit loops; the inputs the model builds equal those an app
+// passes; save and reload keep the settings and the graph.
 #include "../kgbert_network.cpp"
 #include "tensor_json.h"
 
@@ -100,6 +100,32 @@ TEST_SUITE("plugin.kgbert") {
     CHECK(diff[1][2].item<double>() > 1e-6);
     CHECK(diff[1].slice(0, 11).max().item<double>() == 0.0);
     CHECK(diff[2].max().item<double>() == 0.0);  // text 2 mentions nothing
+  }
+
+  TEST_CASE("the SPO score reads the last [CLS] state and the mean of the fact's tokens, [SEP] left out") {
+    auto m = load("");
+    auto in = reference_inputs();
+    auto out = m->forward(in);
+    auto& net = dynamic_cast<et::models::kgbert::NetworkImpl&>(m->module());
+    const auto& last = out["last_hidden_state"];
+    const auto& tt = in["token_type_ids"];
+    const auto& mask = in["attention_mask"];
+    for (int64_t b = 0; b < last.size(0); ++b) {
+      // By hand: segment B's attended tokens except the row's last one (its closing [SEP]).
+      const int64_t n = mask[b].sum().item<int64_t>();
+      auto fact = torch::zeros({last.size(2)});
+      int64_t count = 0;
+      for (int64_t t = 0; t + 1 < n; ++t)
+        if (tt[b][t].item<int64_t>() == 1) {
+          fact += last[b][t];
+          ++count;
+        }
+      if (count) fact /= double(count);
+      auto want = net.kg_spo_head->out(torch::tanh(net.kg_spo_head->dense(torch::cat({last[b][0], fact}))));
+      CAPTURE(b);
+      CHECK(std::abs(out["spo_score"][b].item<double>() - want.item<double>()) <= 1e-6);
+    }
+    CHECK(tt[1].sum().item<int64_t>() > 0);  // text 1 has a segment B
   }
 
   TEST_CASE("one GCN layer against explicit loops") {
