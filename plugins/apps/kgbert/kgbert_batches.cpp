@@ -90,6 +90,7 @@ data::Batch KgBertApp::training_batch(const Corpus& c, const std::vector<int64_t
     }
     InputRow mrow = joint;
     mrow.input_ids = m.input_ids;
+    unmark_changed(mrow, joint.input_ids);
     masked.push_back(std::move(mrow));
     labels.push_back(std::move(m.labels));
     sentences.push_back(sentence_row(smp, tok_->vocab()));

@@ -109,6 +109,7 @@ std::map<std::string, double> KgBertApp::metrics(const Corpus& c, int64_t max_fa
   std::vector<std::vector<int64_t>> mlm_labels;
   std::vector<int64_t> samples_seen;
   std::size_t ranked = 0;
+  double known = 0;
   for (std::size_t i = 0; i < nf; ++i) {
     const auto& [si, fi] = c.facts[i];
     const SentenceSample& smp = c.samples[std::size_t(si)];
@@ -127,6 +128,8 @@ std::map<std::string, double> KgBertApp::metrics(const Corpus& c, int64_t max_fa
     }
     if (group.size() == k + 1) {
       ++ranked;
+      // Negatives are drawn from the graph's entities; a held-out positive's entities may be unknown to it.
+      known += kg_->entity_id(fact.subject) >= 0 && kg_->entity_id(fact.object) >= 0 ? 1.0 : 0.0;
       for (auto& r : group) {
         rows.push_back(std::move(r));
         src.push_back(smp.source);
@@ -136,7 +139,9 @@ std::map<std::string, double> KgBertApp::metrics(const Corpus& c, int64_t max_fa
     std::mt19937_64 mrng = data::masking_rng(static_cast<uint64_t>(o_.eval_seed), 0, i);
     InputRow joint = joint_row(smp, fact, *tok_, o_.sequence_length, o_.max_field_tokens);
     auto m = data::mask_tokens(joint.input_ids, joint.words, o_.mlm, mask_vocab_, mrng);
+    const std::vector<int64_t> original = joint.input_ids;
     joint.input_ids = m.input_ids;
+    unmark_changed(joint, original);
     masked.push_back(std::move(joint));
     mlm_labels.push_back(std::move(m.labels));
     msrc.push_back(smp.source);
@@ -157,6 +162,7 @@ std::map<std::string, double> KgBertApp::metrics(const Corpus& c, int64_t max_fa
   res["spo_rank_accuracy"] = ranked ? correct / double(ranked) : 0.0;
   res["spo_rank_chance"] = 1.0 / double(k + 1);
   res["eval_facts"] = double(ranked);
+  res["eval_facts_entities_in_graph"] = ranked ? known / double(ranked) : 0.0;
   // MLM accuracy on the masked positives.
   double hits = 0, targets = 0;
   run_rows(*model_, masked, msrc, knowledge, o_.eval_batch_size, make, &mlm_labels,

@@ -19,13 +19,10 @@ std::vector<int32_t> byte_to_cp(const std::string& s) {
   return m;
 }
 
-std::vector<int64_t> field_ids(const text::Tokenizer& tok, const std::string& s, int64_t max_field) {
-  std::vector<int64_t> ids;
-  for (const auto& t : tok.tokenize(s)) {
-    if (static_cast<int64_t>(ids.size()) >= max_field) break;
-    ids.push_back(t.id);
-  }
-  return ids;
+std::vector<text::Token> field_tokens(const text::Tokenizer& tok, const std::string& s, int64_t max_field) {
+  auto t = tok.tokenize(s);
+  if (static_cast<int64_t>(t.size()) > max_field) t.resize(static_cast<std::size_t>(max_field));
+  return t;
 }
 
 }  // namespace
@@ -99,8 +96,8 @@ InputRow sentence_row(const SentenceSample& s, const text::Vocab& v) {
 InputRow joint_row(const SentenceSample& s, const kg::SpoFact& f, const text::Tokenizer& tok,
                    int64_t max_length, int64_t max_field) {
   const auto& v = tok.vocab();
-  const auto sub = field_ids(tok, f.subject, max_field), pred = field_ids(tok, f.predicate, max_field),
-             obj = field_ids(tok, f.object, max_field);
+  const auto sub = field_tokens(tok, f.subject, max_field), pred = field_tokens(tok, f.predicate, max_field),
+             obj = field_tokens(tok, f.object, max_field);
   const auto fact_len = static_cast<int64_t>(sub.size() + pred.size() + obj.size());
   const int64_t keep = std::max<int64_t>(
       0, std::min<int64_t>(static_cast<int64_t>(s.tokens.size()), max_length - 3 - fact_len));
@@ -123,11 +120,13 @@ InputRow joint_row(const SentenceSample& s, const kg::SpoFact& f, const text::To
   const int32_t ws = word_of(f.subject, fresh), wp = fresh++, wo = word_of(f.object, fresh);
   r.subject_word = ws;
   r.object_word = wo;
-  for (auto [ids, w] : {std::pair{&sub, ws}, std::pair{&pred, wp}, std::pair{&obj, wo}})
-    for (int64_t id : *ids) {
-      r.input_ids.push_back(id);
+  // The subject and object are markable (their knowledge nodes: is this object the kind of thing the
+  // predicate takes?); the predicate between them is not, so no mention spans two fields.
+  for (auto [toks, w] : {std::pair{&sub, ws}, std::pair{&pred, wp}, std::pair{&obj, wo}})
+    for (const auto& t : *toks) {
+      r.input_ids.push_back(t.id);
       r.token_type_ids.push_back(1);
-      r.markable.emplace_back();
+      r.markable.push_back(w == wp ? std::string() : t.text);
       r.words.push_back(w);
     }
   r.input_ids.push_back(v.sep_id());
@@ -136,6 +135,11 @@ InputRow joint_row(const SentenceSample& s, const kg::SpoFact& f, const text::To
   r.words.push_back(-1);
   r.mention_labels.assign(r.input_ids.size(), kIgnore);
   return r;
+}
+
+void unmark_changed(InputRow& r, const std::vector<int64_t>& original) {
+  for (std::size_t t = 0; t < r.input_ids.size() && t < original.size(); ++t)
+    if (r.input_ids[t] != original[t]) r.markable[t].clear();
 }
 
 std::vector<std::pair<int32_t, int32_t>> bio_spans(const std::vector<int64_t>& tags) {

@@ -42,7 +42,8 @@ SentenceSample make_sentence(const kg::SpoSentence& s, const text::Tokenizer& to
 // One model input row.
 struct InputRow {
   std::vector<int64_t> input_ids, token_type_ids;
-  std::vector<std::string> markable;  // per token: its text for mention finding ("" outside the sentence)
+  std::vector<std::string> markable;  // per token: its text for mention finding ("": special tokens, the
+                                      // predicate, masked tokens)
   std::vector<int32_t> words;         // whole-word ids for masking (-1: never a target)
   std::vector<int64_t> mention_labels;
   int32_t subject_word = -1, object_word = -1;  // joint rows: the word ids of the fact's subject and object
@@ -52,9 +53,14 @@ struct InputRow {
 InputRow sentence_row(const SentenceSample& s, const text::Vocab& v);
 // [CLS] sentence [SEP] s p o [SEP] (segment B: the fact), truncated to max_length (the sentence gives way
 // first; each fact field keeps at most max_field tokens). The subject's and object's tokens in the fact share
-// the word id of their mention in the sentence, so whole-word masking masks both together.
+// the word id of their mention in the sentence, so whole-word masking masks both together. The subject's and
+// object's tokens are markable, the predicate's are not.
 InputRow joint_row(const SentenceSample& s, const kg::SpoFact& f, const text::Tokenizer& tok,
                    int64_t max_length, int64_t max_field = 12);
+
+// After masking: a masked or replaced token (input_ids differs from `original`) is no longer markable — the
+// knowledge of a masked entity would give it away.
+void unmark_changed(InputRow& r, const std::vector<int64_t>& original);
 
 // The spans of a BIO sequence ([begin, end), B starts one, I continues it; a stray I starts one as conlleval
 // does).

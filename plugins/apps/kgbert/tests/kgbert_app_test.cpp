@@ -1,6 +1,7 @@
-// kgbert_app_test.cpp: app/kgbert — its pieces (gold mention spans, the joint row's shared word ids, BIO
-// spans, F1) and end to end from tiny_bert on a DuIE subset: every loss logged and finite, the training graph
-// without a held-out fact, evaluate's metrics, predict's mentions and triples, clear errors.
+// kgbert_app_test.cpp: app/kgbert — its pieces (gold mention spans, the joint row's shared word ids and
+// markable entities, unmarking masked tokens, BIO spans, F1) and end to end from tiny_bert on a DuIE subset:
+// every loss logged and finite, the training graph without a held-out fact, evaluate's metrics, predict's
+// mentions and triples, clear errors.
 #include "../samples.cpp"
 #include "tensor_json.h"  // (ATen) before doctest: glog's CHECK must not replace doctest's
 
@@ -53,7 +54,22 @@ TEST_SUITE("plugin.kgbert_app") {
     const auto first_b =
         std::find(j.token_type_ids.begin(), j.token_type_ids.end(), 1) - j.token_type_ids.begin();
     CHECK(j.words[std::size_t(first_b)] == j.subject_word);
-    CHECK(j.markable[std::size_t(first_b)].empty());  // the fact is never looked up in the graph
+    // The fact's subject and object are looked up in the graph; the predicate (作者) is not.
+    const auto fb = std::size_t(first_b);
+    CHECK(j.markable[fb] == "邪");
+    CHECK(j.markable[fb + 4].empty());
+    CHECK(j.markable[fb + 5].empty());
+    CHECK(j.markable[fb + 6] == "冰");
+    CHECK(j.markable.back().empty());  // [SEP]
+    // A masked or replaced token is no longer markable; an unchanged one stays.
+    auto masked = j;
+    masked.input_ids[fb] = tok.vocab().mask_id();
+    masked.input_ids[2] = tok.vocab().mask_id();
+    unmark_changed(masked, j.input_ids);
+    CHECK(masked.markable[fb].empty());
+    CHECK(masked.markable[2].empty());
+    CHECK(masked.markable[1] == j.markable[1]);
+    CHECK(masked.markable[fb + 1] == "少");
     // Truncation: the sentence gives way, the fact stays whole.
     const auto short_row = joint_row(smp, s.spo[0], tok, 20);
     CHECK(short_row.input_ids.size() == 20);
