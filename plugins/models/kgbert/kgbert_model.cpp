@@ -75,7 +75,9 @@ class KgBertModel final : public Model {
   torch::nn::Module& module() override { return *net_; }
   void save(const std::string& dir) const override {
     nn::TransformerConfig arch = net_->opts.arch;
-    if (kg_) {
+    // The graph travels with the model even with the knowledge off: an ablation's directory can still be
+    // evaluated against it, or fine-tuned with the knowledge switched on.
+    if (!kg_files_.empty()) {
       fs::create_directories(dir + "/kg");
       std::string list;
       for (std::size_t i = 0; i < kg_files_.size(); ++i) {

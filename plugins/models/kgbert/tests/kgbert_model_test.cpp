@@ -215,6 +215,21 @@ TEST_SUITE("plugin.kgbert") {
     CHECK(max_abs_diff(back->forward(in)["mlm_logits"], m->forward(in)["mlm_logits"]) == 0.0);
     CHECK(back->describe().find("1 GCN layers, 4 triples") != std::string::npos);
   }
+
+  TEST_CASE("save with the knowledge off still copies the graph; the reloaded model keeps it off") {
+    et::test::TempDir dir("kgb_save_off");
+    auto m = load("knowledge = false\nkg_file = [\"" + write_graph(dir) + "\"]\n");
+    const std::string out = dir.path() + "/model";
+    std::filesystem::create_directories(out);
+    m->save(out);
+    auto cfg = et::test::read_json(out + "/config.json");
+    CHECK(cfg["knowledge"] == 0);
+    REQUIRE(cfg["kg_files"].is_string());
+    CHECK(std::filesystem::exists(out + "/" + cfg["kg_files"].get<std::string>()));
+    auto back = et::test::plugin_host().model("kgbert", "model_dir = \"" + out + "\"\nheads = [\"mlm\"]\n");
+    back->module().eval();
+    CHECK(back->forward(reference_inputs()).count("kg_gate") == 0);
+  }
 }
 
 }  // namespace kgbert_model_test
