@@ -222,10 +222,8 @@ void KgBertApp::run_evaluate() {
                     "check data.tables (DuIE layout) and data.eval_split / data.heldout_fraction");
   auto m = metrics(c, o_.eval_max_facts, true);
   const auto plain = metrics(c, o_.eval_max_facts, false);
-  m["spo_rank_accuracy_nokg"] = plain.at("spo_rank_accuracy");
-  m["spo_rank_accuracy_in_graph_nokg"] = plain.at("spo_rank_accuracy_in_graph");
-  m["mlm_accuracy_nokg"] = plain.at("mlm_accuracy");
-  m["mention_f1_nokg"] = plain.at("mention_f1");
+  for (const char* key : {"spo_rank_accuracy", "spo_rank_accuracy_in_graph", "mlm_accuracy", "mention_f1"})
+    m[std::string(key) + "_nokg"] = plain.at(key);
   const std::string out = !o_.eval_results_file.empty() ? o_.eval_results_file
                           : !o_.checkpoint_dir.empty()  ? o_.checkpoint_dir + "/eval_results.json"
                                                         : dir + "/eval_results.json";
