@@ -2,15 +2,18 @@
 # fewclue.sh: the FewCLUE harness — for each (task, method, seed) trains on train_few_all, selects the best
 # epoch on dev_few_all, evaluates on test_public, and prints a methods x tasks table (+ average), also
 # written as Markdown and JSON. Resumable: a finished (task, method, seed) keeps its result file.
-#   scripts/fewclue.sh [--tasks eprstmt,tnews,bustm (default; also csldcp,iflytek,ocnli,csl)] [--methods finetune,pet,fuzzy,pet_st]
+#   scripts/fewclue.sh [--tasks eprstmt,tnews,bustm (default; also csldcp,iflytek,ocnli,csl,chid,cluewsc; all: the 9)]
+#                      [--methods finetune,pet,fuzzy,pet_st]
 #                      [--seeds 1,2,3]
 #                      [--model DIR] [--out runs/fewclue] [--set key=value]... [--smoke] [--force]
 # Methods: finetune = app/text_classify ([CLS] + a new classifier); pet = app/fewshot with the config's one
-# verbalizer; fuzzy = Fuzzy-PET (the task's several verbalizer sets); pet_st = PET + one self-training
-# generation on the task's unlabeled file (test_public excluded; only EPRSTMT, TNEWS and BUSTM have one: the
-# other tasks skip pet_st with one line, and their table cell says n/a); ptuning = P-tuning (the PET pattern's
-# literal text replaced by as many trainable prompt tokens; not in the default methods). Tasks: the 7 with a config in
-# configs/fewclue/ (CHID and CLUEWSC need encodings app/fewshot does not have yet). --model: an MLM-pretrained
+# verbalizer; fuzzy = Fuzzy-PET (the task's several verbalizer sets; CHID has none: its label words are each row's
+# candidates); pet_st = PET + one self-training generation on the task's unlabeled file (test_public excluded;
+# EPRSTMT, TNEWS, BUSTM and CHID have one); a method a task cannot run is skipped with one line, and its table
+# cell says n/a; ptuning = P-tuning (the PET pattern's literal text replaced by as many trainable prompt tokens;
+# not in the default methods). Tasks: the 9 with a config in configs/fewclue/ (CHID: PET scores each row's 7
+# candidate idioms at the masks, fine-tuning is multiple choice; CLUEWSC: the marked text of
+# scripts/data/mark_cluewsc.py). --model: an MLM-pretrained
 # model directory (default runs/pretrain-small/model, made by scripts/pretrain-small.sh; without one, models
 # start from scratch and the table says so). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
 set -euo pipefail
@@ -20,7 +23,7 @@ tasks=eprstmt,tnews,bustm methods=finetune,pet,fuzzy,pet_st seeds=1 model=runs/p
 out=runs/fewclue smoke=0 force=0 user_set=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --tasks) tasks=$2; shift 2 ;;
+    --tasks) tasks=$2; [ "$tasks" = all ] && tasks=eprstmt,csldcp,tnews,iflytek,ocnli,bustm,chid,csl,cluewsc; shift 2 ;;
     --methods) methods=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --model) model=$2; shift 2 ;;
@@ -39,6 +42,7 @@ fuzzy[tnews]="故事,文化,娱乐,体育,财经,房产,汽车,教育,科技,军
 fuzzy[bustm]="不同,相同/无关,相近/相反,一样"
 fuzzy[ocnli]="蕴含,中性,矛盾/相关,无关,相反/包含,中立,反向"
 fuzzy[csl]="不,都/非,皆/未,全"
+fuzzy[cluewsc]="不,就/非,正/否,即"
 # CSLDCP: the label names (a '/' name keeps its first half) / short synonyms; IFLYTEK: label_des / synonyms.
 fuzzy[csldcp]="材料科学与工程,作物学,口腔医学,药学,教育学,水利工程,理论经济学,食品科学与工程,畜牧学,体育学,核科学与技术,力学,园艺学,水产,法学,地质学,石油与天然气工程,农林经济管理,信息与通信工程,图书馆、情报与档案管理,政治学,电气工程,海洋科学,民族学,航空宇航科学与技术,化学,哲学,公共卫生与预防医学,艺术学,农业工程,船舶与海洋工程,计算机科学与技术,冶金工程,交通运输工程,动力工程及工程热物理,纺织科学与工程,建筑学,环境科学与工程,公共管理,数学,物理学,林学,心理学,历史学,工商管理,应用经济学,中医学,天文学,机械工程,土木工程,光学工程,地理学,农业资源利用,生物学,兵器科学与技术,矿业工程,大气科学,基础医学,电子科学与技术,测绘科学与技术,控制科学与工程,军事学,中国语言文学,新闻传播学,社会学,地球物理学,植物保护/材料,农作物,牙科,药物,教育,水利,经济理论,食品,兽医学,体育,核能,工程力学,园艺,渔业,法律,地质工程,油气,农业经济,通信,图书情报,政治,电力,海洋,民族,航空航天,化工,哲理,公共卫生,艺术,农机,船舶,计算机,冶金,交通,热能,纺织,建筑,环境,行政管理,数理,物理,林业,心理,历史,企业管理,经济,中药学,天文,机械,土木,光学,地理,土壤,生物,兵器,采矿,气象,临床医学,电子,测绘,自动化,军事,中文,新闻,社会,地球物理,病虫害"
 fuzzy[iflytek]="打车,地图导航,免费WIFI,租车,同城服务,快递物流,婚庆,家政,公共交通,政务,社区服务,薅羊毛,魔幻,仙侠,卡牌,飞行空战,射击游戏,休闲益智,动作类,体育竞技,棋牌中心,经营养成,策略,MOBA,辅助工具,约会社交,即时通讯,工作社交,论坛圈子,婚恋社交,情侣社交,社交工具,生活社交,微博博客,新闻,漫画,小说,技术,教辅,问答交流,搞笑,杂志,百科,影视娱乐,求职,兼职,视频,短视频,音乐,直播,电台,K歌,成人,中小学,职考,公务员,英语,视频教育,高等教育,成人教育,艺术,语言(非英语),旅游资讯,综合预定,民航,铁路,酒店,行程管理,民宿短租,出国,工具,亲子儿童,母婴,驾校,违章,汽车咨询,汽车交易,日常养车,行车辅助,租房,买房,装修家居,电子产品,问诊挂号,养生保健,医疗服务,减肥瘦身,美妆美业,菜谱,餐饮店,体育咨讯,运动健身,支付,保险,股票,借贷,理财,彩票,记账,银行,美颜,影像剪辑,摄影修图,相机,绘画,二手,电商,团购,外卖,电影票务,社区超市,购物咨询,笔记,办公,日程管理,女性,经营,收款,其他/叫车,导航,上网,汽车租赁,跑腿,快递,婚礼,保洁,公交,政府,物业,返利,奇幻,修仙,集换卡,空战,射击,益智,动作,竞技,棋牌,养成,战略,推塔,辅助,约会,聊天,人脉,论坛,婚恋,情侣,交友,生活圈,微博,资讯,动漫,阅读,编程,作业,问答,段子,期刊,知识,影视,招聘,打工,追剧,小视频,歌曲,主播,广播,唱歌,两性,小学,考证,考公,单词,网课,大学,自考,美术,外语,旅游,预订,机票,火车,住宿,行程,民宿,留学,实用,儿童,育儿,学车,罚单,汽车,买车,养车,车载,找房,房产,装修,数码,挂号,养生,医疗,减肥,美妆,食谱,餐厅,体育,健身,付款,保单,炒股,贷款,基金,彩民,账本,网银,自拍,剪辑,修图,拍照,画画,闲置,网购,优惠,订餐,电影票,超市,导购,记事,文档,日程,女生,店铺,收银,其它"
@@ -51,10 +55,19 @@ ptuning[csldcp]="<pseudo>*4,label,<pseudo>*3,sent1"
 ptuning[iflytek]="<pseudo>*4,label,<pseudo>*3,sent1"
 ptuning[ocnli]="sent1,<pseudo>*9,label,<pseudo>,sent2"
 ptuning[csl]="<pseudo>*3,sent1,<pseudo>*5,sent2,<pseudo>*3,label,<pseudo>*7"
+ptuning[chid]="<pseudo>*4,{content}"
+ptuning[cluewsc]="sent1,<pseudo>*4,{span2_text},label,<pseudo>,{span1_text},<pseudo>"
 unlabeled[eprstmt]=data/fewclue/eprstmt/unlabeled.json topk[eprstmt]=300
 unlabeled[tnews]=data/fewclue/tnews/unlabeled.json topk[tnews]=60
 unlabeled[bustm]=data/fewclue/bustm/unlabeled.json topk[bustm]=150
+unlabeled[chid]=data/fewclue/chid/unlabeled.json topk[chid]=40
 # No unlabeled file (FewCLUE ships none for csldcp, iflytek, ocnli, csl, cluewsc): pet_st is skipped there.
+# The method a task cannot run: "" or why not (its table cell is n/a).
+cannot() {  # task method
+  if [ "$2" = pet_st ] && [ -z "${unlabeled[$1]:-}" ]; then echo "$1 has no unlabeled file (self-training needs one)"
+  elif [ "$2" = fuzzy ] && [ -z "${fuzzy[$1]:-}" ]; then echo "$1 has no verbalizer sets (its label words are each row's candidates)"
+  fi
+}
 
 for m in ${methods//,/ }; do
   case $m in finetune|pet|fuzzy|pet_st|ptuning) ;; *) echo "fewclue.sh: unknown method '$m' (finetune, pet, fuzzy, pet_st, ptuning)" >&2; exit 2 ;; esac
@@ -127,21 +140,23 @@ PY
 for t in ${tasks//,/ }; do
   [ -f configs/fewclue/$t.toml ] || { echo "fewclue.sh: no config for task '$t' (configs/fewclue/)" >&2; exit 2; }
   for m in ${methods//,/ }; do
-    if [ $m = pet_st ] && [ -z "${unlabeled[$t]:-}" ]; then
-      echo "  $t pet_st: skipped, $t has no unlabeled file (self-training needs one); its table cell is n/a" | tee -a "$log"
+    why=$(cannot "$t" "$m")
+    if [ -n "$why" ]; then
+      echo "  $t $m: skipped, $why; its table cell is n/a" | tee -a "$log"
       continue
     fi
     for s in ${seeds//,/ }; do run_one "$t" "$m" "$s"; done
   done
 done
 
-with_unlabeled=$(for t in ${tasks//,/ }; do [ -n "${unlabeled[$t]:-}" ] && printf '%s,' "$t"; done)
-/usr/bin/python3 - "$out" "$tasks" "$methods" "$seeds" "$scratch" "$with_unlabeled" <<'PY'
+not_run=$(for t in ${tasks//,/ }; do for m in ${methods//,/ }; do
+  if [ -n "$(cannot "$t" "$m")" ]; then printf '%s:%s,' "$t" "$m"; fi; done; done)
+/usr/bin/python3 - "$out" "$tasks" "$methods" "$seeds" "$scratch" "$not_run" <<'PY'
 import json, os, statistics, sys
 out, tasks, methods, seeds, scratch = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(","), sys.argv[4].split(","), sys.argv[5] == "1"
-with_unlabeled = set(sys.argv[6].split(",")) - {""}
-NA = "n/a"  # pet_st on a task without an unlabeled file: not run
-def na(m, t): return m == "pet_st" and t not in with_unlabeled
+not_run = set(tuple(x.split(":")) for x in sys.argv[6].split(",") if x)
+NA = "n/a"  # a method the task cannot run (pet_st without an unlabeled file, fuzzy on CHID)
+def na(m, t): return (t, m) in not_run
 cells, runs = {}, []
 for m in methods:
     for t in tasks:
@@ -161,7 +176,7 @@ table = {}
 for m in methods:
     means = [statistics.mean(cells[(m, t)]) for t in tasks if cells[(m, t)]]
     avg = statistics.mean(means) if len(means) == len(tasks) else None
-    table[m] = {t: (NA + ": no unlabeled file" if na(m, t) else cells[(m, t)]) for t in tasks} | {"average": avg}
+    table[m] = {t: (NA if na(m, t) else cells[(m, t)]) for t in tasks} | {"average": avg}
     lines.append(f"| {m} | " + " | ".join(fmt(cells[(m, t)], m, t) for t in tasks) + f" | {avg:.2f} |" if avg is not None else
                  f"| {m} | " + " | ".join(fmt(cells[(m, t)], m, t) for t in tasks) + " | – |")
 maj = {}
@@ -175,9 +190,14 @@ if maj:
     table["majority"] = {t: maj.get(t) for t in tasks} | {"average": avg}
 note = f"test_public accuracy (%), mean ± sd over seeds {','.join(seeds)}" + (" — models from scratch" if scratch else "")
 skipped = [t for t in tasks if na("pet_st", t)] if "pet_st" in methods else []
+notes = []
 if skipped:
-    note2 = f"n/a: pet_st not run on {', '.join(skipped)} (no unlabeled file for self-training); its average is –"
-    lines += ["", note2]
+    notes.append(f"n/a: pet_st not run on {', '.join(skipped)} (no unlabeled file for self-training)")
+fz = [t for t in tasks if na("fuzzy", t)] if "fuzzy" in methods else []
+if fz:
+    notes.append(f"n/a: fuzzy not run on {', '.join(fz)} (the label words are each row's candidates: no sets)")
+if notes:
+    lines += [""] + [n + "; the row's average is –" for n in notes]
 md = "\n".join([note, ""] + lines) + "\n"
 open(f"{out}/table.md", "w").write(md)
 json.dump({"note": note, "table": table, "runs": runs} | ({"pet_st_skipped": skipped} if skipped else {}),

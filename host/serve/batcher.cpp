@@ -13,7 +13,8 @@
 namespace et::host::serve {
 
 int64_t example_length(const data::Example& ex) {
-  if (const auto* f = ex.find("input_ids"); f && f->dim() >= 1) return f->size(0);
+  // Every token the forward pass sees: a [choices, T] multiple-choice example counts choices x T.
+  if (const auto* f = ex.find("input_ids"); f && f->dim() >= 1) return f->numel();
   int64_t n = 1;
   for (const auto& [name, f] : ex.features)
     if (f.dim() >= 1) n = std::max(n, f.size(0));

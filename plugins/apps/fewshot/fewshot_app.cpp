@@ -6,6 +6,7 @@
 #include <ethost/app/text_features.h>
 #include <ethost/data/batcher.h>
 #include <ethost/error.h>
+#include <ethost/text/split.h>
 #include <ethost/train/metrics.h>
 #include <torch/torch.h>
 
@@ -27,12 +28,6 @@ std::string fmt(double v) {
   return os.str();
 }
 
-size_t total_size(const std::vector<std::vector<int64_t>>& parts) {
-  size_t n = 0;
-  for (const auto& p : parts) n += p.size();
-  return n;
-}
-
 }  // namespace
 
 FewshotApp::FewshotApp(const ConfigView& c, Context& ctx) : SupervisedApp(c, ctx, "fewshot") {
@@ -41,8 +36,19 @@ FewshotApp::FewshotApp(const ConfigView& c, Context& ctx) : SupervisedApp(c, ctx
                       "app/fewshot is the few-shot app; use app/text_classify for plain fine-tuning");
   pattern_spec_ = c.get_string("pattern");
   label_desc_ = c.get_string("label_desc");
+  candidates_ = c.get_string("candidates_column");
+  placeholder_ = c.get_string("candidate_placeholder");
+  candidate_tokens_ = c.get_int("candidate_tokens");
+  pooling_ = parse_pooling(c.get_string("fuzzy_pooling"));
+  if (candidate_tokens_ < 1 || candidate_tokens_ > 32)
+    throw ConfigError("candidate_tokens = " + std::to_string(candidate_tokens_) + " is out of range",
+                      c.where("candidate_tokens"), "give the longest candidate's token count, 1..32");
+  if (!candidates_.empty() && !label_desc_.empty())
+    throw ConfigError(
+        "label_desc is set, but candidates_column ('" + candidates_ + "') gives each row its own label words",
+        c.where("label_desc"), "unset one of them");
   pattern_ = parse_pattern(pattern_spec_, c.get_string("data.first_sequence"),
-                           c.get_string("data.second_sequence"), c.where("pattern"));
+                           c.get_string("data.second_sequence"), c.where("pattern"), !placeholder_.empty());
   type_ = c.get_string("type");
   if (type_ == "p_tuning" && pattern_.pseudo_tokens() == 0)
     throw ConfigError("type = p_tuning needs trainable prompt tokens: the pattern '" + pattern_spec_ +
@@ -85,6 +91,15 @@ std::string FewshotApp::describe_task() const {
 
 void FewshotApp::build_verbalizers() {
   const auto& tok = tokenizer();
+  if (!candidates_.empty()) {  // each row brings its own label words
+    table_ = VerbalizerTable{};
+    table_.sets = 1;
+    table_.labels = labels().size();
+    table_.mask_len = candidate_tokens_;
+    logger().info("verbalizers: each row's candidates (column '", candidates_, "'), label l = candidate l, ",
+                  table_.mask_len, " mask token(s)");
+    return;
+  }
   auto words =
       parse_verbalizers(label_desc_, static_cast<size_t>(labels().size()), root().where("label_desc"));
   std::vector<std::vector<std::vector<int64_t>>> ids(words.size());
@@ -145,51 +160,139 @@ void FewshotApp::bind_columns(const std::vector<data::Column>& cols, bool need_l
                       "raise data.sequence_length or shorten the pattern");
   if (need_label)
     col_label_ = data::column_index(cols, options().label_name, "data.label_name (" + where + ")");
+  if (!candidates_.empty())
+    col_candidates_ = data::column_index(cols, candidates_, "candidates_column (" + where + ")");
 }
 
-std::optional<data::Example> FewshotApp::encode(const Row& row, std::string& reason, bool with_label) const {
+namespace {
+
+// A run of the cloze's token ids; truncation cuts a text's end, or the start of the text before the mask.
+struct Piece {
+  std::vector<int64_t> ids;
+  bool text = false;       // a column's text (truncatable)
+  bool cut_front = false;  // the text before a candidate_placeholder: drop its first tokens
+  bool mask = false;       // the mask slot
+};
+
+size_t text_size(const std::vector<Piece>& ps) {
+  size_t n = 0;
+  for (const auto& p : ps) n += p.text ? p.ids.size() : 0;
+  return n;
+}
+
+}  // namespace
+
+bool FewshotApp::cloze(const Row& row, text::Encoding& enc, std::vector<int64_t>& mask_pos,
+                       std::string& reason) const {
   const auto& tok = tokenizer();
   const auto& items = pattern_.items;
-  std::vector<std::vector<int64_t>> col_ids(items.size());
+  std::vector<Piece> pieces;
   size_t fixed = 2 + size_t(table_.mask_len);
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].kind != PatternItem::Kind::column) {
-      fixed += literal_ids_[i].size();
-      continue;
-    }
+  bool placed = false;
+  auto add_text = [&](const std::string& s, bool cut_front) {
+    Piece p{{}, true, cut_front, false};
     int64_t bad = 0;
-    for (const auto& t : tok.tokenize(row.values[item_col_[i]], &bad)) col_ids[i].push_back(t.id);
-    if (bad > 0) {
-      reason = "column '" + items[i].value + "' is not valid UTF-8";
-      return std::nullopt;
-    }
-  }
-  // Longest first: cut the longest text until the cloze fits data.sequence_length.
-  const size_t budget = size_t(options().sequence_length) - fixed;
-  while (total_size(col_ids) > budget) {
-    auto longest = std::max_element(col_ids.begin(), col_ids.end(),
-                                    [](const auto& a, const auto& b) { return a.size() < b.size(); });
-    longest->pop_back();
-  }
-  text::Encoding enc;
-  std::vector<int64_t> mask_pos;
-  enc.input_ids.push_back(tok.vocab().cls_id());
+    for (const auto& t : tok.tokenize(s, &bad)) p.ids.push_back(t.id);
+    pieces.push_back(std::move(p));
+    return bad == 0;
+  };
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].kind == PatternItem::Kind::label) {
-      for (int64_t j = 0; j < table_.mask_len; ++j) {
-        mask_pos.push_back(static_cast<int64_t>(enc.input_ids.size()));
-        enc.input_ids.push_back(tok.vocab().mask_id());
-      }
+      pieces.push_back({{}, false, false, true});
+    } else if (items[i].kind != PatternItem::Kind::column) {
+      pieces.push_back({literal_ids_[i], false, false, false});
+      fixed += literal_ids_[i].size();
     } else {
-      const auto& ids = items[i].kind == PatternItem::Kind::column ? col_ids[i] : literal_ids_[i];
-      enc.input_ids.insert(enc.input_ids.end(), ids.begin(), ids.end());
+      const std::string& v = row.values[item_col_[i]];
+      const size_t at = placeholder_.empty() || placed ? std::string::npos : v.find(placeholder_);
+      bool ok = true;
+      if (at == std::string::npos) {
+        ok = add_text(v, false);
+      } else {  // the mask slot replaces the placeholder
+        ok = add_text(v.substr(0, at), true);
+        pieces.push_back({{}, false, false, true});
+        ok = add_text(v.substr(at + placeholder_.size()), false) && ok;
+        placed = true;
+      }
+      if (!ok) {
+        reason = "column '" + items[i].value + "' is not valid UTF-8";
+        return false;
+      }
+    }
+  }
+  if (!placeholder_.empty() && !placed) {
+    reason = "no column of the pattern holds candidate_placeholder '" + placeholder_ + "'";
+    return false;
+  }
+  // Longest first: cut the longest text until the cloze fits data.sequence_length (the text before the mask
+  // loses its start, so the mask keeps its context).
+  const size_t budget = size_t(options().sequence_length) - fixed;
+  while (text_size(pieces) > budget) {
+    auto longest = std::max_element(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+      return (a.text ? a.ids.size() : 0) < (b.text ? b.ids.size() : 0);
+    });
+    if (longest->cut_front)
+      longest->ids.erase(longest->ids.begin());
+    else
+      longest->ids.pop_back();
+  }
+  enc.input_ids.push_back(tok.vocab().cls_id());
+  for (const auto& p : pieces) {
+    if (!p.mask) {
+      enc.input_ids.insert(enc.input_ids.end(), p.ids.begin(), p.ids.end());
+      continue;
+    }
+    for (int64_t j = 0; j < table_.mask_len; ++j) {
+      mask_pos.push_back(static_cast<int64_t>(enc.input_ids.size()));
+      enc.input_ids.push_back(tok.vocab().mask_id());
     }
   }
   enc.input_ids.push_back(tok.vocab().sep_id());
   enc.token_type_ids.assign(enc.input_ids.size(), 0);
+  return true;
+}
+
+// candidates_column: each row's own label words (ChID's 7 idioms), label l being the row's candidate l.
+bool FewshotApp::encode_candidates(const Row& row, data::Example& ex, std::string& reason) const {
+  const auto& tok = tokenizer();
+  const auto cands = split_list(row.values[col_candidates_], ',', EmptyItems::keep);
+  const int64_t L = table_.labels, M = table_.mask_len;
+  if (static_cast<int64_t>(cands.size()) != L) {
+    reason = "column '" + candidates_ + "' lists " + std::to_string(cands.size()) + " candidates for " +
+             std::to_string(L) + " labels (data.label_enumerate_values)";
+    return false;
+  }
+  std::vector<int64_t> ids(size_t(L * M), 0);
+  std::vector<float> w(ids.size(), 0.0f);
+  for (int64_t l = 0; l < L; ++l) {
+    std::vector<int64_t> t;
+    for (const auto& tk : tok.tokenize(cands[size_t(l)])) t.push_back(tk.id);
+    const bool unk = std::find(t.begin(), t.end(), tok.vocab().unk_id()) != t.end();
+    if (t.empty() || static_cast<int64_t>(t.size()) > M || unk) {
+      reason = "candidate '" + cands[size_t(l)] + "' " +
+               (unk ? std::string("has a character outside the vocabulary")
+                    : "makes " + std::to_string(t.size()) +
+                          " tokens (candidate_tokens = " + std::to_string(M) + ")");
+      return false;
+    }
+    for (size_t j = 0; j < t.size(); ++j) {
+      ids[size_t(l * M) + j] = t[j];
+      w[size_t(l * M) + j] = 1.0f / static_cast<float>(t.size());
+    }
+  }
+  ex.set("candidate_ids", data::Feature::tensor(std::move(ids), {L * M}));
+  ex.set("candidate_weights", data::Feature::tensor(std::move(w), {L * M}));
+  return true;
+}
+
+std::optional<data::Example> FewshotApp::encode(const Row& row, std::string& reason, bool with_label) const {
+  text::Encoding enc;
+  std::vector<int64_t> mask_pos;
+  if (!cloze(row, enc, mask_pos, reason)) return std::nullopt;
   data::Example ex;
   app::set_bert_text(ex, enc);
   ex.set("mask_positions", data::Feature::sequence(std::move(mask_pos)));
+  if (!candidates_.empty() && !encode_candidates(row, ex, reason)) return std::nullopt;
   if (!with_label) return ex;
   const std::string& y = row.values[col_label_];
   int64_t id = labels().id(y);
@@ -221,6 +324,10 @@ std::vector<int64_t> FewshotApp::prompt_ids(const PatternItem& item) const {
 data::FeatureSchema FewshotApp::features() const {
   auto s = data::FeatureSchema::bert_text(tokenizer().vocab().pad_id());
   s.tensor("mask_positions", data::DType::int64);
+  if (!candidates_.empty()) {
+    s.tensor("candidate_ids", data::DType::int64);
+    s.tensor("candidate_weights", data::DType::float32);
+  }
   s.scalar("labels");
   return s;
 }
@@ -230,14 +337,18 @@ void FewshotApp::configure_model(Config& mc) const { mc.set_string_list("heads",
 TensorMap FewshotApp::model_inputs(const data::Batch& b) {
   TensorMap in = b.tensors;
   in["mlm_positions"] = flat_positions(in.at("mask_positions"), in.at("input_ids").size(1));
-  in.erase("mask_positions");
-  in.erase("labels");
+  for (const char* k : {"mask_positions", "labels", "candidate_ids", "candidate_weights"}) in.erase(k);
   return in;
 }
 
+at::Tensor FewshotApp::scores(const TensorMap& out, const TensorMap& batch) const {
+  if (candidates_.empty()) return verbalizer_log_probs(out.at("mlm_logits"), table_);
+  return candidate_log_probs(out.at("mlm_logits"), batch.at("candidate_ids"), batch.at("candidate_weights"),
+                             table_.mask_len);
+}
+
 train::LossTerms FewshotApp::loss(const TensorMap& out, const data::Batch& b, const TensorMap&) {
-  auto scores = verbalizer_log_probs(out.at("mlm_logits"), table_);
-  return {pet_loss(scores, b.tensors.at("labels")), {}};
+  return {pet_loss(scores(out, b.tensors), b.tensors.at("labels"), pooling_), {}};
 }
 
 // Not forward_dataset(): it would keep every batch's [B * M, vocab] mlm_logits; this reduces each batch to
@@ -251,7 +362,7 @@ at::Tensor FewshotApp::dataset_probabilities(const data::Dataset& ds) {
     std::iota(idx.begin(), idx.end(), static_cast<int64_t>(start));
     data::Batch b = data::make_batch(ds, idx);
     TensorMap out = model().forward(model_inputs(b));
-    parts.push_back(label_probabilities(verbalizer_log_probs(out.at("mlm_logits"), table_)));
+    parts.push_back(label_probabilities(scores(out, b.tensors), pooling_));
   }
   return torch::cat(parts, 0);
 }
@@ -281,19 +392,25 @@ app::EvalReport FewshotApp::evaluate_on(const data::Dataset& ds) {
   return r;
 }
 
-std::vector<std::string> FewshotApp::input_columns() const { return pattern_.columns(); }
+std::vector<std::string> FewshotApp::input_columns() const {
+  auto cols = pattern_.columns();
+  if (!candidates_.empty() && std::find(cols.begin(), cols.end(), candidates_) == cols.end())
+    cols.push_back(candidates_);
+  return cols;
+}
 
 std::vector<OutputColumn> FewshotApp::output_columns() const {
   return {{"predictions", "the label whose verbalizer words score best"},
           {"probabilities",
-           "per label, comma-separated: softmax over the labels, averaged over the verbalizer sets"},
+           "per label, comma-separated: the labels' distribution (several verbalizer sets: pooled by "
+           "fuzzy_pooling)"},
           {"logits", "per label, the log of those probabilities, as a JSON array", true}};
 }
 
-void FewshotApp::postprocess(const TensorMap& outputs, const data::Batch&,
+void FewshotApp::postprocess(const TensorMap& outputs, const data::Batch& batch,
                              const std::vector<PredictItem>& items, const std::vector<std::string>& columns,
                              std::vector<std::vector<std::string>>& cells) const {
-  at::Tensor probs = label_probabilities(verbalizer_log_probs(outputs.at("mlm_logits"), table_)).contiguous();
+  at::Tensor probs = label_probabilities(scores(outputs, batch.tensors), pooling_).contiguous();
   at::Tensor logs = probs.clamp_min(1e-30).log().contiguous();
   const int64_t L = probs.size(1);
   for (size_t r = 0; r < items.size(); ++r) {
@@ -317,6 +434,9 @@ void FewshotApp::save_extra(const std::string& dir) const {
                    {"prompt_tokens", pattern_.pseudo_tokens()},
                    {"pattern", pattern_spec_},
                    {"label_desc", label_desc_},
+                   {"candidates_column", candidates_},
+                   {"candidate_placeholder", placeholder_},
+                   {"fuzzy_pooling", pooling_ == Pooling::words ? "words" : "sets"},
                    {"labels", labels().names},
                    {"verbalizers", table_.words},
                    {"mask_tokens", table_.mask_len}};

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <ethost/app/supervised_app.h>
+#include <ethost/text/tokenizer.h>
 
 #include "pattern.h"
+#include "scoring.h"
 
 namespace et::apps::fewshot {
 
@@ -37,6 +39,13 @@ class FewshotApp final : public app::SupervisedApp {
   std::vector<int64_t> prompt_ids(const PatternItem& item) const;
   // The verbalizer table once the tokenizer and the labels are known (refuses unknown label words).
   void build_verbalizers();
+  // Per-label scores [B, sets, labels] of a batch's forward: the verbalizer table's, or the row's own
+  // candidates' (candidates_column).
+  at::Tensor scores(const TensorMap& outputs, const TensorMap& batch) const;
+  // The cloze's token ids and mask positions of a row (empty with `reason` set for a bad row).
+  bool cloze(const Row& row, text::Encoding& enc, std::vector<int64_t>& mask_pos, std::string& reason) const;
+  // Sets candidates_column's per-row candidate ids and weights; false with `reason` for a bad row.
+  bool encode_candidates(const Row& row, data::Example& ex, std::string& reason) const;
   // Per-label probabilities [N, L] of a dataset, in eval.batch_size batches.
   at::Tensor dataset_probabilities(const data::Dataset& ds);
   // Self-training generations (fewshot_self_train.cpp), when self_training.generations > 0.
@@ -47,6 +56,10 @@ class FewshotApp final : public app::SupervisedApp {
   std::vector<float> label_rows(const std::vector<data::Column>& columns, const std::vector<Row>& rows);
 
   std::string pattern_spec_, label_desc_, type_;
+  std::string candidates_, placeholder_;  // candidates_column, candidate_placeholder
+  int64_t candidate_tokens_ = 4;
+  Pooling pooling_ = Pooling::words;  // fuzzy_pooling
+  size_t col_candidates_ = 0;
   Pattern pattern_;
   std::vector<size_t> item_col_;                   // per pattern item: its column's position (columns)
   std::vector<std::vector<int64_t>> literal_ids_;  // per pattern item: a literal's (or prompt's) token ids

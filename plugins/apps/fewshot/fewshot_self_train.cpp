@@ -343,8 +343,9 @@ std::vector<float> FewshotApp::label_rows(const std::vector<data::Column>& colum
   for (size_t s = 0; s < examples.size(); s += bs) {
     std::vector<const data::Example*> ptrs;
     for (size_t i = s; i < std::min(examples.size(), s + bs); ++i) ptrs.push_back(&examples[i]);
-    auto out_t = p->predict_batch(p->collate(ptrs));
-    auto pr = label_probabilities(verbalizer_log_probs(out_t.at("mlm_logits"), table_)).contiguous();
+    auto batch = p->collate(ptrs);
+    auto out_t = p->predict_batch(batch);
+    auto pr = label_probabilities(scores(out_t, batch.tensors), pooling_).contiguous();
     const float* d = pr.data_ptr<float>();
     for (size_t i = 0; i < ptrs.size(); ++i)
       std::copy(d + i * size_t(table_.labels), d + (i + 1) * size_t(table_.labels),

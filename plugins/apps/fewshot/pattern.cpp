@@ -54,7 +54,7 @@ std::vector<std::string> Pattern::columns() const {
 }
 
 Pattern parse_pattern(const std::string& spec, const std::string& first, const std::string& second,
-                      const std::string& where) {
+                      const std::string& where, bool label_in_text) {
   const std::string hint =
       "write items separated by ',': sent1 / sent2 (data.first_sequence / data.second_sequence), {column}, "
       "label (the mask), or literal text, e.g. \"sent1,label,用,sent2,概括。\"";
@@ -86,7 +86,12 @@ Pattern parse_pattern(const std::string& spec, const std::string& first, const s
     }
     p.items.push_back(std::move(it));
   }
-  if (slots != 1)
+  if (label_in_text && slots != 0)
+    throw ConfigError("the pattern '" + spec +
+                          "' has a 'label' slot, but candidate_placeholder is set: the mask "
+                          "goes where a column's text holds the placeholder",
+                      where, "drop the label item, or unset candidate_placeholder");
+  if (!label_in_text && slots != 1)
     throw ConfigError("the pattern '" + spec + "' has " + std::to_string(slots) +
                           " 'label' slots; it needs exactly one (where the label word is predicted)",
                       where, hint);

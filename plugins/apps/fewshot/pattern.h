@@ -33,9 +33,11 @@ struct Pattern {
 // one or N trainable prompt tokens (P-tuning: the vocabulary's [unused1], [unused2], ... in pattern order),
 // anything else is literal text. Throws et::ConfigError naming `where` (the key) for an empty pattern, an
 // empty item, no or several `label` slots, sent2 without data.second_sequence, a malformed `<pseudo>` item,
-// or a pattern that reads no column.
+// or a pattern that reads no column. With label_in_text (candidate_placeholder is set: the mask goes where a
+// column's text holds the placeholder) the pattern must have no `label` slot instead.
 Pattern parse_pattern(const std::string& spec, const std::string& first_sequence,
-                      const std::string& second_sequence, const std::string& where);
+                      const std::string& second_sequence, const std::string& where,
+                      bool label_in_text = false);
 
 // Parses "否,能" (one set) or "相关,无关,相反/蕴含,中性,矛盾" (several sets): each set lists one word per
 // label, in label order. Throws et::ConfigError naming `where` for an empty word or a set whose size is not

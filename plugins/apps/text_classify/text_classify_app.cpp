@@ -14,6 +14,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "multiple_choice.h"
+
 namespace et::apps::text_classify {
 namespace {
 
@@ -33,12 +35,26 @@ TextClassifyApp::TextClassifyApp(const ConfigView& c, Context& ctx) : Supervised
   first_ = c.get_string("data.first_sequence");
   second_ = c.get_string("data.second_sequence");
   threshold_ = c.get_double("threshold");
+  candidates_ = c.get_string("candidates_column");
+  placeholder_ = c.get_string("candidate_placeholder");
+  if (!candidates_.empty() && problem_ != Problem::single_label)
+    throw ConfigError(
+        "candidates_column (multiple choice) picks one candidate per row, so it is single-label",
+        c.where("candidates_column"), "unset multi_label / regression");
+  if (!placeholder_.empty() && candidates_.empty())
+    throw ConfigError("candidate_placeholder is set but candidates_column is not",
+                      c.where("candidate_placeholder"), "name the column that lists each row's candidates");
+  if (!candidates_.empty() && !second_.empty())
+    throw ConfigError(
+        "candidates_column pairs data.first_sequence with each candidate; data.second_sequence ('" + second_ +
+            "') would be a third text",
+        c.where("data.second_sequence"), "unset data.second_sequence");
 }
 
 std::string TextClassifyApp::describe_task() const {
   switch (problem_) {
     case Problem::single_label:
-      return "single_label_classification";
+      return candidates_.empty() ? "single_label_classification" : "multiple_choice";
     case Problem::multi_label:
       return "multi_label_classification";
     case Problem::regression:
@@ -54,10 +70,13 @@ void TextClassifyApp::bind_columns(const std::vector<data::Column>& cols, bool n
   if (has_b_) col_b_ = data::column_index(cols, second_, "data.second_sequence (" + where + ")");
   if (need_label)
     col_label_ = data::column_index(cols, options().label_name, "data.label_name (" + where + ")");
+  if (!candidates_.empty())
+    col_candidates_ = data::column_index(cols, candidates_, "candidates_column (" + where + ")");
 }
 
 data::FeatureSchema TextClassifyApp::features() const {
-  auto s = data::FeatureSchema::bert_text(tokenizer().vocab().pad_id());
+  auto s = candidates_.empty() ? data::FeatureSchema::bert_text(tokenizer().vocab().pad_id())
+                               : choice_features(tokenizer().vocab().pad_id());
   if (problem_ == Problem::single_label)
     s.scalar("labels");
   else
@@ -66,6 +85,11 @@ data::FeatureSchema TextClassifyApp::features() const {
 }
 
 void TextClassifyApp::configure_model(Config& mc) const {
+  if (!candidates_.empty()) {  // HF BertForMultipleChoice: one score per candidate from the pooler
+    mc.set_string_list("heads", {"multiple_choice"}, "app/text_classify");
+    mc.set_string("problem_type", "single_label_classification", "app/text_classify");
+    return;
+  }
   mc.set_string_list("heads", {"sequence_classification"}, "app/text_classify");
   mc.set_string("problem_type", describe_task(), "app/text_classify");
 }
@@ -81,15 +105,27 @@ std::vector<std::string> TextClassifyApp::labels_in_cell(const std::string& cell
 std::optional<data::Example> TextClassifyApp::encode(const Row& row, std::string& reason,
                                                      bool with_label) const {
   const std::string& a = row.values[col_a_];
+  data::Example ex;
+  if (!candidates_.empty()) {
+    const auto cands = split_list(row.values[col_candidates_], ',', EmptyItems::keep);
+    if (static_cast<int64_t>(cands.size()) != labels().size()) {
+      reason = "column '" + candidates_ + "' lists " + std::to_string(cands.size()) + " candidates for " +
+               std::to_string(labels().size()) + " labels (data.label_enumerate_values)";
+      return std::nullopt;
+    }
+    if (!encode_choices(tokenizer(), a, cands, placeholder_, options().sequence_length, ex, reason))
+      return std::nullopt;
+  }
   // An empty second text (a single text in a pair table) is encoded as a single text.
   const bool pair = has_b_ && !row.values[col_b_].empty();
-  text::Encoding enc = pair ? tokenizer().encode(a, row.values[col_b_]) : tokenizer().encode(a);
-  if (enc.invalid_utf8) {
-    reason = "text is not valid UTF-8";
-    return std::nullopt;
+  if (candidates_.empty()) {
+    text::Encoding enc = pair ? tokenizer().encode(a, row.values[col_b_]) : tokenizer().encode(a);
+    if (enc.invalid_utf8) {
+      reason = "text is not valid UTF-8";
+      return std::nullopt;
+    }
+    app::set_bert_text(ex, enc);
   }
-  data::Example ex;
-  app::set_bert_text(ex, enc);
   if (!with_label) return ex;
   if (auto why = encode_label(row.values[col_label_], ex)) {
     reason = *why;
@@ -192,6 +228,7 @@ app::EvalReport TextClassifyApp::evaluate_on(const data::Dataset& ds) {
 }
 
 std::vector<std::string> TextClassifyApp::input_columns() const {
+  if (!candidates_.empty()) return {first_, candidates_};
   return has_b_ ? std::vector<std::string>{first_, second_} : std::vector<std::string>{first_};
 }
 

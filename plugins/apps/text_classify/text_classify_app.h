@@ -33,8 +33,9 @@ class TextClassifyApp final : public app::SupervisedApp {
 
   Problem problem_;
   std::string first_, second_;
+  std::string candidates_, placeholder_;  // candidates_column, candidate_placeholder (multiple choice)
   double threshold_;
-  size_t col_a_ = 0, col_b_ = 0, col_label_ = 0;
+  size_t col_a_ = 0, col_b_ = 0, col_label_ = 0, col_candidates_ = 0;
   bool has_b_ = false;
 };
 

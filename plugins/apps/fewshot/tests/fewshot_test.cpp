@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,57 @@ std::string toy_reviews(int n, uint32_t seed) {
   return out;
 }
 
+// A ChID-like toy: filler text with one cue character (甲/乙/丙) and a #idiom# slot; each row lists the words
+// 好/差/棒 shuffled as its candidates, and the answer is the position of the cue's word (甲→好, 乙→差,
+// 丙→棒).
+std::string toy_choices(int n, uint32_t seed) {
+  const char* pool[] = {"山", "水", "风", "云", "花", "草", "木", "石", "田", "土", "日", "月", "星", "雨"};
+  const char* cue[] = {"甲", "乙", "丙"};
+  const char* word[] = {"好", "差", "棒"};
+  uint32_t x = seed;
+  auto next = [&x](uint32_t m) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x % m;
+  };
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t k = next(3);
+    std::vector<int> order{0, 1, 2};
+    for (int j = 2; j > 0; --j) std::swap(order[size_t(j)], order[next(uint32_t(j) + 1)]);
+    std::string s, cands;
+    int answer = 0;
+    for (int j = 0; j < 3; ++j) {
+      cands += std::string(j ? "\",\"" : "") + word[order[size_t(j)]];
+      if (order[size_t(j)] == int(k)) answer = j;
+    }
+    const int at = static_cast<int>(next(6));
+    for (int j = 0; j < 8; ++j) {
+      if (j == at) s += cue[k];
+      s += j == 4 ? "#idiom#" : pool[next(14)];
+    }
+    out += "{\"content\": \"" + s + "\", \"candidates\": [\"" + cands +
+           "\"], \"answer\": " + std::to_string(answer) + "}\n";
+  }
+  return out;
+}
+
+std::string choice_config(const std::string& ckpt, const std::string& app_keys) {
+  return app_keys +
+         "\n[data]\nreader = \"jsonl\"\ninput_schema = \"content:str:1,candidates:str:1,answer:str:1\"\n"
+         "first_sequence = \"content\"\nlabel_name = \"answer\"\nlabel_enumerate_values = [\"0\", \"1\", "
+         "\"2\"]\n"
+         "sequence_length = 16\nvocab_file = \"" +
+         kFsRepo +
+         "/data/vocab/bert-base-chinese-vocab.txt\"\n"
+         "[model]\nhidden_size = 32\nnum_hidden_layers = 2\nnum_attention_heads = 2\nintermediate_size = 64\n"
+         "max_position_embeddings = 64\n[optimizer]\nlearning_rate = 3e-3\n[train]\ncheckpoint_dir = \"" +
+         ckpt +
+         "\"\nmicro_batch_size = 16\nmax_steps = 200\nepoch_num = 1000\nlogging_steps = 50\n"
+         "progress_bar = \"never\"\n[runtime]\nthreads = 2\n";
+}
+
 }  // namespace fewshot_it
 
 TEST_SUITE("integration.fewshot") {
@@ -126,6 +178,80 @@ TEST_SUITE("integration.fewshot") {
     }
     CHECK(rows == 60);
     CHECK(right >= 54);
+  }
+
+  TEST_CASE("per-row candidates at a placeholder (ChID's encoding): PET and multiple choice learn a toy") {
+    et::test::TempDir dir("fewshot_choices");
+    write_file(dir / "train.json", toy_choices(240, 2463534242u));
+    write_file(dir / "dev.json", toy_choices(60, 99991u) +
+                                     "{\"content\": \"山水\", \"candidates\": "
+                                     "[\"好\", \"差\", \"棒\"], \"answer\": 0}\n");
+    struct Arm {
+      std::string app, keys;
+    };
+    for (const Arm& arm :
+         {Arm{"fewshot",
+              "pattern = \"{content}\"\ncandidates_column = \"candidates\"\n"
+              "candidate_placeholder = \"#idiom#\"\ncandidate_tokens = 1"},
+          Arm{"text_classify", "candidates_column = \"candidates\"\ncandidate_placeholder = \"#idiom#\""}}) {
+      const std::string ckpt = dir / arm.app;
+      write_file(dir / "job.toml", choice_config(ckpt, arm.keys));
+      std::vector<std::string> a{"--no-default-plugins",
+                                 "--plugin-dir",
+                                 ETHOST_PLUGIN_DIR,
+                                 "--app",
+                                 arm.app,
+                                 "--config",
+                                 dir / "job.toml",
+                                 "--tables",
+                                 dir / "train.json," + dir / "dev.json"};
+      auto tr = et::test::run_ethost(a);
+      INFO((arm.app + "\n" + tr.out + tr.err));
+      REQUIRE(tr.exit_code == 0);
+      // The dev row without the placeholder is counted as bad, not fatal.
+      CHECK(contains(tr.err + tr.out, "#idiom#"));
+      a.resize(7);
+      a.insert(a.end(), {"--mode", "evaluate", "--tables", dir / "dev.json"});
+      auto ev = et::test::run_ethost(a);
+      INFO((ev.out + ev.err));
+      REQUIRE(ev.exit_code == 0);
+      auto m = et::test::read_json(ckpt + "/eval_results.json");
+      MESSAGE(arm.app << ": toy choice accuracy " << m["accuracy"]);
+      // PET starts from the MLM's own scoring of the words; multiple choice from a new pooled score.
+      CHECK(m["accuracy"].get<double>() >= (arm.app == "fewshot" ? 0.9 : 0.7));
+    }
+    // The saved PET model predicts each row's candidate position with per-candidate probabilities.
+    write_file(dir / "job.toml",
+               choice_config(dir / "fewshot",
+                             "pattern = \"{content}\"\ncandidates_column = "
+                             "\"candidates\"\ncandidate_placeholder = \"#idiom#\"\ncandidate_tokens = 1"));
+    auto pr = et::test::run_ethost(fs_args(
+        dir / "job.toml", {"--mode", "predict", "--tables", dir / "dev.json", "--outputs", dir / "pred.tsv",
+                           "--output_schema", "predictions,probabilities", "--append_cols", "answer"}));
+    INFO((pr.out + pr.err));
+    REQUIRE(pr.exit_code == 0);
+    std::istringstream pred(read_file(dir / "pred.tsv"));
+    std::string line;
+    int rows = 0, right = 0;
+    while (std::getline(pred, line)) {
+      ++rows;
+      const auto tab = line.find('\t'), tab2 = line.rfind('\t');
+      right += line.substr(0, tab) == line.substr(tab2 + 1);
+      CHECK(std::count(line.begin() + long(tab), line.begin() + long(tab2), ',') == 2);  // 3 candidates
+    }
+    CHECK(rows == 60);  // the row without the placeholder is skipped and counted
+    CHECK(right >= 54);
+    // Errors: a label slot beside the placeholder; label_desc beside the candidates column.
+    auto bad = et::test::run_ethost(
+        fs_args(dir / "job.toml",
+                {"--user_defined_parameters", "pattern={content},label", "--tables", dir / "dev.json"}));
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "candidate_placeholder is set"));
+    auto bad2 =
+        et::test::run_ethost(fs_args(dir / "job.toml", {"--user_defined_parameters", "label_desc=好,差,棒",
+                                                        "--tables", dir / "dev.json"}));
+    CHECK(bad2.exit_code == 2);
+    CHECK(contains(bad2.err, "gives each row its own label words"));
   }
 
   TEST_CASE(

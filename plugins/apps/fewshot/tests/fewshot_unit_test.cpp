@@ -133,6 +133,61 @@ TEST_SUITE("plugin.fewshot") {
     CHECK(lg.grad().abs().sum().item<double>() > 0);
   }
 
+  TEST_CASE("Fuzzy-PET word pooling: a label's probability sums its words' over every set") {
+    torch::manual_seed(9);
+    auto scores = torch::randn({3, 2, 4}, torch::kDouble);  // [B, S, L] mean log-probs
+    auto probs = label_probabilities(scores, Pooling::words);
+    auto e = scores.exp();
+    auto by_hand = e.sum(1) / e.sum({1, 2}).unsqueeze(1);  // sum over sets, normalised over every word
+    CHECK(torch::allclose(probs, by_hand));
+    auto y = torch::tensor({3, 0, 1}, torch::kLong);
+    double expect = 0;
+    for (int64_t b = 0; b < 3; ++b) expect -= std::log(by_hand[b][y[b].item<int64_t>()].item<double>()) / 3;
+    CHECK(pet_loss(scores, y, Pooling::words).item<double>() == doctest::Approx(expect).epsilon(1e-9));
+    // One set: both poolings are PET.
+    auto one = scores.narrow(1, 0, 1);
+    CHECK(torch::allclose(label_probabilities(one, Pooling::words), label_probabilities(one, Pooling::sets)));
+    CHECK(pet_loss(one, y, Pooling::words).item<double>() ==
+          doctest::Approx(pet_loss(one, y, Pooling::sets).item<double>()).epsilon(1e-9));
+    CHECK(parse_pooling("sets") == Pooling::sets);
+    CHECK(parse_pooling("words") == Pooling::words);
+  }
+
+  TEST_CASE("per-row candidates: mean per-token log-probs of each row's own words; PET loss over them") {
+    torch::manual_seed(5);
+    const int64_t B = 2, M = 2, L = 3, V = 13;
+    auto logits = torch::randn({B * M, V});
+    // Row 0: candidates {3, 4}, {5}, {6, 7}; row 1: {8}, {9, 10}, {11, 12}.
+    auto ids = torch::tensor({3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 12}, torch::kLong).view({B, L * M});
+    auto w = torch::tensor({.5f, .5f, 1.f, 0.f, .5f, .5f, 1.f, 0.f, .5f, .5f, .5f, .5f}).view({B, L * M});
+    auto scores = candidate_log_probs(logits, ids, w, M);
+    REQUIRE(scores.sizes() == torch::IntArrayRef({B, 1, L}));
+    auto lp = torch::log_softmax(logits.to(torch::kDouble), -1).view({B, M, V});
+    auto at = [&](int64_t b, int64_t j, int64_t v) { return lp[b][j][v].item<double>(); };
+    CHECK(scores[0][0][0].item<double>() == doctest::Approx((at(0, 0, 3) + at(0, 1, 4)) / 2).epsilon(1e-6));
+    CHECK(scores[0][0][1].item<double>() == doctest::Approx(at(0, 0, 5)).epsilon(1e-6));
+    CHECK(scores[0][0][2].item<double>() == doctest::Approx((at(0, 0, 6) + at(0, 1, 7)) / 2).epsilon(1e-6));
+    CHECK(scores[1][0][0].item<double>() == doctest::Approx(at(1, 0, 8)).epsilon(1e-6));
+    CHECK(scores[1][0][2].item<double>() == doctest::Approx((at(1, 0, 11) + at(1, 1, 12)) / 2).epsilon(1e-6));
+    // The same words as a shared table give the same scores (row 0's candidates for both rows).
+    auto t = table_of({{{3, 4}, {5}, {6, 7}}});
+    auto ids0 = ids[0].unsqueeze(0).expand({B, L * M}).contiguous();
+    auto w0 = w[0].unsqueeze(0).expand({B, L * M}).contiguous();
+    CHECK(torch::allclose(candidate_log_probs(logits, ids0, w0, M), verbalizer_log_probs(logits, t)));
+    auto y = torch::tensor({2, 0}, torch::kLong);
+    CHECK(pet_loss(scores, y).item<double>() ==
+          doctest::Approx(torch::nn::functional::cross_entropy(scores.select(1, 0), y).item<double>()));
+  }
+
+  TEST_CASE("candidate_placeholder: the pattern must not have a label slot") {
+    auto p = parse_pattern("{content}", "content", "", "pattern", true);
+    CHECK(p.columns() == std::vector<std::string>{"content"});
+    CHECK(config_error([] { parse_pattern("{content},label", "content", "", "pattern", true); },
+                       "candidate_placeholder is set"));
+    CHECK(
+        config_error([] { parse_pattern("{content}", "content", "", "pattern", false); }, "0 'label' slots"));
+  }
+
   TEST_CASE("flat positions index the MLM head's [B * T] rows") {
     auto pos = torch::tensor({3, 4, 1, 2}, torch::kLong).view({2, 2});
     auto flat = flat_positions(pos, 10);
