@@ -5,7 +5,7 @@
 #   scripts/fewclue.sh [--tasks eprstmt,tnews,bustm (default; also csldcp,iflytek,ocnli,csl,chid,cluewsc; all: the 9)]
 #                      [--methods finetune,pet,fuzzy,pet_st]
 #                      [--seeds 1,2,3]
-#                      [--model DIR] [--out runs/fewclue] [--set key=value]... [--smoke] [--force]
+#                      [--model DIR] [--out runs/fewclue] [--set key=value]... [--smoke] [--force] [--report]
 # Methods: finetune = app/text_classify ([CLS] + a new classifier); pet = app/fewshot with the config's one
 # verbalizer; fuzzy = Fuzzy-PET (the task's several verbalizer sets; CHID has none: its label words are each row's
 # candidates); pet_st = PET + one self-training generation on the task's unlabeled file (test_public excluded;
@@ -15,12 +15,13 @@
 # candidate idioms at the masks, fine-tuning is multiple choice; CLUEWSC: the marked text of
 # scripts/data/mark_cluewsc.py). --model: an MLM-pretrained
 # model directory (default runs/pretrain-small/model, made by scripts/pretrain-small.sh; without one, models
-# start from scratch and the table says so). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
+# start from scratch and the table says so). --report: print and write the table from the results already in
+# <out>/results, running nothing (a missing run's cell is –). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ethost=${ETHOST:-build/bin/ethost}
 tasks=eprstmt,tnews,bustm methods=finetune,pet,fuzzy,pet_st seeds=1 model=runs/pretrain-small/model
-out=runs/fewclue smoke=0 force=0 user_set=()
+out=runs/fewclue smoke=0 force=0 report=0 user_set=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tasks) tasks=$2; [ "$tasks" = all ] && tasks=eprstmt,csldcp,tnews,iflytek,ocnli,bustm,chid,csl,cluewsc; shift 2 ;;
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --force) force=1; shift ;;
+    --report) report=1; shift ;;
     --set) user_set+=(--set "$2"); shift 2 ;;
     *) echo "fewclue.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -102,6 +104,7 @@ echo "fewclue.sh: tasks $tasks, methods $methods, seeds $seeds, model ${model:-n
 run_one() {  # task method seed
   local t=$1 m=$2 s=$3 res=$out/results/$1-$2-seed$3.json
   [ $force = 0 ] && [ -f "$res" ] && { echo "  $t $m seed $s: done before ($(cat "$res"))"; return; }
+  [ $report = 1 ] && { echo "  $t $m seed $s: not run (--report)"; return; }
   local app=fewshot cfg=configs/fewclue/$t.toml dir=$out/$t/$m/seed-$s
   local args=(--set "train.seed=$s" --set "train.checkpoint_dir=\"$dir\"" "${user_set[@]}")
   [ $scratch = 0 ] && args+=(--set "pretrain_model_name_or_path=\"$model\"")

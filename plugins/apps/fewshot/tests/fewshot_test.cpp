@@ -409,6 +409,12 @@ TEST_SUITE("integration.fewshot") {
     size_t reused = 0;
     for (size_t at = 0; (at = again.out.find("done before", at)) != std::string::npos; ++at) ++reused;
     CHECK(reused == 8);
+    // --report runs nothing: a method never run is a "–" cell.
+    auto rep = et::test::run_process(
+        {"bash", script, "--smoke", "--report", "--methods", "pet,ptuning", "--out", dir / "fc"}, env, {}, 600.0);
+    CHECK(rep.exit_code == 0);
+    CHECK(contains(rep.out, "eprstmt ptuning seed 1: not run (--report)"));
+    CHECK(contains(rep.out, "| ptuning | – | – | – |"));
     // P-tuning through the harness: its own method column.
     auto pt = et::test::run_process({"bash", script, "--smoke", "--methods", "ptuning", "--out", dir / "pt"},
                                     env, {}, 600.0);
