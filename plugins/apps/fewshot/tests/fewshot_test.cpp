@@ -411,7 +411,8 @@ TEST_SUITE("integration.fewshot") {
     CHECK(reused == 8);
     // --report runs nothing: a method never run is a "–" cell.
     auto rep = et::test::run_process(
-        {"bash", script, "--smoke", "--report", "--methods", "pet,ptuning", "--out", dir / "fc"}, env, {}, 600.0);
+        {"bash", script, "--smoke", "--report", "--methods", "pet,ptuning", "--out", dir / "fc"}, env, {},
+        600.0);
     CHECK(rep.exit_code == 0);
     CHECK(contains(rep.out, "eprstmt ptuning seed 1: not run (--report)"));
     CHECK(contains(rep.out, "| ptuning | – | – | – |"));
