@@ -50,8 +50,8 @@ struct BatchOptions {
   int64_t max_queued_tokens = 262144;
 };
 
-// The tokens a row occupies in a forward pass: its input_ids (all of them: [choices, T] counts choices x T; else
-// its longest sequence feature).
+// The tokens a row occupies in a forward pass: its input_ids (all of them: [choices, T] counts choices x T;
+// else its longest sequence feature).
 int64_t example_length(const data::Example& ex);
 
 class Batcher {

@@ -45,18 +45,23 @@ std::vector<std::string> fs_args(const std::string& config, std::vector<std::str
   return a;
 }
 
+// A xorshift32 stream: next(m) is the next value modulo m (the toy data is the same on every platform).
+struct XorShift {
+  uint32_t x;
+  uint32_t operator()(uint32_t m) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x % m;
+  }
+};
+
 // Reviews of filler characters with one sentiment word inside: 好/棒 → Positive, 差/烂 → Negative.
 std::string toy_reviews(int n, uint32_t seed) {
   const char* pool[] = {"山", "水", "风", "云", "花", "草", "木", "石", "田", "土", "日", "月", "星", "雨"};
   const char* pos[] = {"好", "棒"};
   const char* neg[] = {"差", "烂"};
-  uint32_t x = seed;
-  auto next = [&x](uint32_t m) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return x % m;
-  };
+  XorShift next{seed};
   std::string out;
   for (int i = 0; i < n; ++i) {
     bool positive = next(2) == 1;
@@ -79,13 +84,7 @@ std::string toy_choices(int n, uint32_t seed) {
   const char* pool[] = {"山", "水", "风", "云", "花", "草", "木", "石", "田", "土", "日", "月", "星", "雨"};
   const char* cue[] = {"甲", "乙", "丙"};
   const char* word[] = {"好", "差", "棒"};
-  uint32_t x = seed;
-  auto next = [&x](uint32_t m) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return x % m;
-  };
+  XorShift next{seed};
   std::string out;
   for (int i = 0; i < n; ++i) {
     const uint32_t k = next(3);
