@@ -15,9 +15,13 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <random>
+#include <set>
 #include <sstream>
 
+#include "row_table.h"
 #include "scoring.h"
+#include "self_training.h"
 
 namespace et::apps::fewshot {
 namespace {
@@ -40,6 +44,12 @@ FewshotApp::FewshotApp(const ConfigView& c, Context& ctx) : SupervisedApp(c, ctx
   placeholder_ = c.get_string("candidate_placeholder");
   candidate_tokens_ = c.get_int("candidate_tokens");
   pooling_ = parse_pooling(c.get_string("fuzzy_pooling"));
+  aux_weight_ = c.get_double("auxiliary_mlm.weight");
+  if (aux_weight_ > 0 && c.get_string_list("auxiliary_mlm.tables").empty())
+    throw ConfigError(
+        "auxiliary_mlm.weight > 0 needs unlabeled text", c.where("auxiliary_mlm.tables"),
+        "name the task's unlabeled file, e.g. [\"data/fewclue/eprstmt/unlabeled.json\"], or set "
+        "auxiliary_mlm.weight = 0");
   if (candidate_tokens_ < 1 || candidate_tokens_ > 32)
     throw ConfigError("candidate_tokens = " + std::to_string(candidate_tokens_) + " is out of range",
                       c.where("candidate_tokens"), "give the longest candidate's token count, 1..32");
@@ -347,8 +357,71 @@ at::Tensor FewshotApp::scores(const TensorMap& out, const TensorMap& batch) cons
                              table_.mask_len);
 }
 
+// PET's loss; with auxiliary_mlm.weight > 0 (training only), plus that weight x the MLM loss of a masked
+// batch of unlabeled text through the same model.
 train::LossTerms FewshotApp::loss(const TensorMap& out, const data::Batch& b, const TensorMap&) {
-  return {pet_loss(scores(out, b.tensors), b.tensors.at("labels"), pooling_), {}};
+  at::Tensor pet = pet_loss(scores(out, b.tensors), b.tensors.at("labels"), pooling_);
+  if (aux_weight_ <= 0 || !at::GradMode::is_enabled()) return {pet, {}};
+  if (!aux_) aux_ = make_auxiliary_mlm();
+  int64_t size = root().get_int("auxiliary_mlm.batch_size");
+  if (size <= 0) size = b.tensors.at("input_ids").size(0);
+  TensorMap in = aux_->next(size);
+  for (auto& kv : in) kv.second = kv.second.to(pet.device());
+  at::Tensor mlm = model().forward(in).at("mlm_loss");
+  return {pet + aux_weight_ * mlm, {{"pet_loss", pet.detach()}, {"mlm_loss", mlm.detach()}}};
+}
+
+std::unique_ptr<AuxiliaryMlm> FewshotApp::make_auxiliary_mlm() {
+  const ConfigView a = root().sub("auxiliary_mlm");
+  std::string schema = a.get_string("input_schema");
+  if (schema.empty()) schema = schema_without_label(root(), options().label_name);
+  auto rows = read_table(context(), root(), options().reader, a.get_string_list("tables"), schema, logger(),
+                         "auxiliary MLM rows");
+  std::vector<size_t> cols;  // the pattern's text columns (the first two: a pair)
+  for (const auto& name : pattern_.columns())
+    if (name != candidates_ && cols.size() < 2)
+      cols.push_back(data::column_index(rows.columns, name, root().where("auxiliary_mlm.input_schema")));
+  std::set<std::string> excluded;  // texts of auxiliary_mlm.exclude_tables (e.g. the test set)
+  const auto ex_files = a.get_string_list("exclude_tables");
+  if (!ex_files.empty()) {
+    auto ex = read_table(context(), root(), options().reader, ex_files, schema, logger(), "excluded rows");
+    for (const auto& r : ex.rows)
+      for (const auto& name : pattern_.columns())
+        if (name != candidates_)
+          excluded.insert(text_key({r.values[data::column_index(ex.columns, name, "exclude_tables")]}));
+  }
+  text::TokenizerOptions to = tokenizer().options();
+  to.max_length = options().sequence_length;
+  to.pad_to_max_length = false;
+  text::Tokenizer tok(tokenizer().vocab(), to);
+  std::vector<MlmSequence> seqs;
+  int64_t dropped = 0;
+  for (const auto& r : rows.rows) {
+    const std::string& ta = r.values[cols[0]];
+    const std::string tb = cols.size() > 1 ? r.values[cols[1]] : std::string();
+    if (excluded.count(text_key({ta})) || (!tb.empty() && excluded.count(text_key({tb})))) {
+      ++dropped;
+      continue;
+    }
+    text::Encoding enc = cols.size() > 1 ? tok.encode(ta, tb) : tok.encode(ta);
+    if (enc.input_ids.size() < 3) continue;
+    seqs.push_back({enc.input_ids, enc.token_type_ids, data::whole_word_ids(enc, ta, tb, nullptr)});
+  }
+  const int64_t cap = a.get_int("max_rows");
+  std::mt19937_64 rng(static_cast<uint64_t>(root().get_int("train.seed", 42)) * 7919 + 1);
+  if (cap > 0 && static_cast<int64_t>(seqs.size()) > cap) {
+    std::shuffle(seqs.begin(), seqs.end(), rng);
+    seqs.resize(size_t(cap));
+  }
+  if (seqs.empty())
+    throw DataError("no unlabeled text to mask", root().where("auxiliary_mlm.tables"),
+                    "check the files and auxiliary_mlm.input_schema");
+  logger().info("auxiliary MLM: ", seqs.size(), " unlabeled sequences (", dropped,
+                " dropped repeating an auxiliary_mlm.exclude_tables text), weight ", aux_weight_);
+  data::MlmMaskingOptions mo;
+  mo.probability = a.get_double("probability");
+  return std::make_unique<AuxiliaryMlm>(std::move(seqs), mo, data::mask_vocab(tokenizer().vocab()),
+                                        tokenizer().vocab().pad_id(), rng());
 }
 
 // Not forward_dataset(): it would keep every batch's [B * M, vocab] mlm_logits; this reduces each batch to

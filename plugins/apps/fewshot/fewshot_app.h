@@ -7,6 +7,9 @@
 #include <ethost/app/supervised_app.h>
 #include <ethost/text/tokenizer.h>
 
+#include <memory>
+
+#include "auxiliary_mlm.h"
 #include "pattern.h"
 #include "scoring.h"
 
@@ -48,6 +51,8 @@ class FewshotApp final : public app::SupervisedApp {
   bool encode_candidates(const Row& row, data::Example& ex, std::string& reason) const;
   // Per-label probabilities [N, L] of a dataset, in eval.batch_size batches.
   at::Tensor dataset_probabilities(const data::Dataset& ds);
+  // The auxiliary MLM's unlabeled sequences (auxiliary_mlm.*), read at the first training loss.
+  std::unique_ptr<AuxiliaryMlm> make_auxiliary_mlm();
   // Self-training generations (fewshot_self_train.cpp), when self_training.generations > 0.
   void self_train();
   struct SelfTraining;  // their shared state (fewshot_self_train.cpp)
@@ -65,6 +70,8 @@ class FewshotApp final : public app::SupervisedApp {
   std::vector<std::vector<int64_t>> literal_ids_;  // per pattern item: a literal's (or prompt's) token ids
   VerbalizerTable table_;
   size_t col_label_ = 0;
+  double aux_weight_ = 0;  // auxiliary_mlm.weight (0: off)
+  std::unique_ptr<AuxiliaryMlm> aux_;
 };
 
 }  // namespace et::apps::fewshot

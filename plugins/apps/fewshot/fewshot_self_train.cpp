@@ -17,18 +17,13 @@
 #include <sstream>
 
 #include "fewshot_app.h"
+#include "row_table.h"
 #include "scoring.h"
 #include "self_training.h"
 
 namespace fs = std::filesystem;
 
 namespace et::apps::fewshot {
-
-// Rows read through a reader, with its columns (outside the anonymous namespace: SelfTraining holds some).
-struct RowTable {
-  std::vector<data::Column> columns;
-  std::vector<Row> rows;
-};
 
 namespace {
 
@@ -48,33 +43,6 @@ std::string fmt4(double v) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(4) << v;
   return os.str();
-}
-
-// Rows of files through the configured reader; input_schema (when not empty) replaces data.input_schema.
-RowTable read_table(Context& ctx, const ConfigView& root, const std::string& reader,
-                    const std::vector<std::string>& files, const std::string& input_schema,
-                    const log::Logger& log, const std::string& what) {
-  Config dc = Config::from_view(root.sub("data"));
-  if (!input_schema.empty()) dc.set_string("input_schema", input_schema, "self_training.input_schema");
-  auto r = ctx.create<Reader>(reader, dc.view());
-  r->open(files);
-  RowTable t;
-  t.columns = r->columns();
-  Row row;
-  while (r->next(row)) t.rows.push_back(row);
-  std::string bad = r->bad_rows().summary();
-  if (!bad.empty()) log.warn(what, ": ", bad);
-  return t;
-}
-
-// data.input_schema without the label column (the unlabeled rows' schema when self_training.input_schema is
-// not given).
-std::string schema_without_label(const ConfigView& root, const std::string& label_name) {
-  std::string schema;
-  for (const auto& c : data::parse_input_schema(root.get_string("data.input_schema"), "data.input_schema"))
-    if (c.name != label_name)
-      schema += (schema.empty() ? "" : ",") + c.name + ":" + c.type + ":" + std::to_string(c.length);
-  return schema;
 }
 
 }  // namespace

@@ -179,6 +179,53 @@ TEST_SUITE("integration.fewshot") {
     CHECK(right >= 54);
   }
 
+  TEST_CASE("the auxiliary MLM loss trains on unlabeled text beside PET; excluded texts are dropped") {
+    et::test::TempDir dir("fewshot_aux");
+    write_file(dir / "train.json", toy_reviews(160, 2463534242u));
+    write_file(dir / "dev.json", toy_reviews(60, 99991u));
+    write_file(dir / "unlabeled.json", toy_reviews(200, 424242u));
+    write_file(dir / "job.toml", fs_config(dir / "aux", "差,好", 200));
+    auto tr = et::test::run_ethost(fs_args(
+        dir / "job.toml",
+        {"--mode", "train", "--tables", dir / "train.json" + "," + dir / "dev.json", "--set",
+         "auxiliary_mlm.weight=0.05", "--set", "auxiliary_mlm.tables=[\"" + dir / "unlabeled.json" + "\"]",
+         "--set", "auxiliary_mlm.exclude_tables=[\"" + dir / "dev.json" + "\"]", "--log-level", "info"}));
+    INFO((tr.out + tr.err));
+    REQUIRE(tr.exit_code == 0);
+    // toy_reviews' sentences are 11 characters from a 14-character pool: none of the 200 repeats a dev one.
+    CHECK(contains(tr.err + tr.out, "auxiliary MLM: 200 unlabeled sequences (0 dropped"));
+    // The MLM term is logged beside the PET term, and falls as the head learns the filler text.
+    std::vector<double> mlm;
+    std::ifstream metrics(dir / "aux/metrics.jsonl");
+    for (std::string line; std::getline(metrics, line);) {
+      auto j = nlohmann::json::parse(line);
+      if (j.value("event", "") == "train" && j.contains("mlm_loss")) {
+        CHECK(j.contains("pet_loss"));
+        mlm.push_back(j["mlm_loss"].get<double>());
+      }
+    }
+    REQUIRE(mlm.size() >= 5);
+    CHECK(mlm.back() < mlm.front());
+    auto ev = et::test::run_ethost(
+        fs_args(dir / "job.toml", {"--mode", "evaluate", "--tables", dir / "dev.json", "--set",
+                                   "train.checkpoint_dir=\"" + dir / "aux" + "\""}));
+    REQUIRE(ev.exit_code == 0);
+    auto m = et::test::read_json(dir / "aux/eval_results.json");
+    MESSAGE("PET + auxiliary MLM: toy accuracy " << m["accuracy"]);
+    CHECK(m["accuracy"].get<double>() >= 0.9);
+    // A dev text in the unlabeled file is dropped and counted.
+    write_file(dir / "unlabeled2.json", toy_reviews(200, 424242u) + toy_reviews(3, 99991u));
+    auto tr2 = et::test::run_ethost(fs_args(
+        dir / "job.toml",
+        {"--mode", "train", "--tables", dir / "train.json" + "," + dir / "dev.json", "--set",
+         "auxiliary_mlm.weight=0.5", "--set", "auxiliary_mlm.tables=[\"" + dir / "unlabeled2.json" + "\"]",
+         "--set", "auxiliary_mlm.exclude_tables=[\"" + dir / "dev.json" + "\"]", "--set", "train.max_steps=2",
+         "--set", "train.checkpoint_dir=\"" + dir / "aux2" + "\"", "--log-level", "info"}));
+    INFO((tr2.out + tr2.err));
+    REQUIRE(tr2.exit_code == 0);
+    CHECK(contains(tr2.err + tr2.out, "auxiliary MLM: 200 unlabeled sequences (3 dropped"));
+  }
+
   TEST_CASE("per-row candidates at a placeholder (ChID's encoding): PET and multiple choice learn a toy") {
     et::test::TempDir dir("fewshot_choices");
     write_file(dir / "train.json", toy_choices(240, 2463534242u));
@@ -368,6 +415,7 @@ TEST_SUITE("integration.fewshot") {
           "type=p_tuning pattern=sent1,<pseudo>*25,<pseudo>*25,<pseudo>*25,<pseudo>*25,label", "--set",
           "data.sequence_length=160", "--set", "model.max_position_embeddings=160"},
          "'[unused100]', which this vocab.txt lacks"},
+        {{"--set", "auxiliary_mlm.weight=0.1"}, "auxiliary_mlm.weight > 0 needs unlabeled text"},
     };
     // EasyNLP's spelling: Python booleans in --user_defined_parameters.
     auto easy = run({"--user_defined_parameters", "enable_fewshot=True type=pet_fewshot label_desc=差,好",

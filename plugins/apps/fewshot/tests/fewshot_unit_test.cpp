@@ -253,6 +253,7 @@ TEST_SUITE("shared.fewshot") {
   }
 }
 
+#include "../auxiliary_mlm.cpp"
 #include "../self_training.cpp"
 
 TEST_SUITE("plugin.fewshot") {
@@ -290,5 +291,48 @@ TEST_SUITE("plugin.fewshot") {
   TEST_CASE("repeat keys trim each text and keep the texts apart") {
     CHECK(text_key({" 好 ", "差\n"}) == "好\t差");
     CHECK(text_key({"ab", "c"}) != text_key({"a", "bc"}));
+  }
+
+  TEST_CASE("auxiliary MLM batches: targets at the labelled positions, padding, every sequence once a pass") {
+    et::data::MaskVocab v;
+    v.mask_id = 103;
+    v.vocab_size = 1000;
+    for (int64_t i = 500; i < 1000; ++i) v.ordinary.push_back(i);
+    std::vector<MlmSequence> seqs;
+    for (int64_t k = 0; k < 3; ++k) {  // sequence k: [CLS] then tokens 600 + 10k .. , [SEP]; lengths 6, 8, 10
+      MlmSequence s;
+      s.input_ids.push_back(101);
+      for (int64_t t = 0; t < 4 + 2 * k; ++t) s.input_ids.push_back(600 + 10 * k + t);
+      s.input_ids.push_back(102);
+      s.token_type_ids.assign(s.input_ids.size(), 0);
+      s.word_ids.assign(s.input_ids.size(), -1);
+      for (size_t t = 1; t + 1 < s.input_ids.size(); ++t) s.word_ids[t] = int32_t(t);
+      seqs.push_back(s);
+    }
+    et::data::MlmMaskingOptions mo;
+    mo.probability = 0.3;
+    AuxiliaryMlm a(seqs, mo, v, 0, 17), b(seqs, mo, v, 0, 17);
+    std::vector<int64_t> firsts;  // the first token after [CLS] identifies a sequence (when not replaced)
+    for (int pass = 0; pass < 2; ++pass) {
+      auto x = a.next(3), y = b.next(3);
+      CHECK(torch::equal(x.at("input_ids"), y.at("input_ids")));  // seeded
+      const auto ids = x.at("input_ids"), labels = x.at("mlm_labels"), am = x.at("attention_mask");
+      REQUIRE(ids.size(0) == 3);
+      CHECK(ids.size(1) == 10);  // padded to the longest
+      auto lens = am.sum(1);
+      CHECK(std::get<0>(lens.sort()).equal(torch::tensor({6, 8, 10}, torch::kLong)));  // each once a pass
+      auto flat = labels.reshape({-1});
+      auto pos = x.at("mlm_positions");
+      CHECK(torch::equal(pos, (flat != -100).nonzero().reshape({-1})));
+      CHECK(pos.numel() >= 3);
+      for (int64_t i = 0; i < pos.numel(); ++i) {
+        const int64_t p = pos[i].item<int64_t>(), gold = flat[p].item<int64_t>();
+        CHECK(gold >= 600);  // never [CLS], [SEP] or padding
+        CHECK(am.reshape({-1})[p].item<int64_t>() == 1);
+      }
+      // Off target the input is the sequence's own token.
+      CHECK(torch::equal(ids.masked_select((labels == -100) & (am == 1)).ge(100).all(), torch::tensor(true)));
+      CHECK(ids.masked_select(am == 0).eq(0).all().item<bool>());
+    }
   }
 }
