@@ -5,7 +5,8 @@
 #   scripts/fewclue.sh [--tasks eprstmt,tnews,bustm (default; also csldcp,iflytek,ocnli,csl,chid,cluewsc; all: the 9)]
 #                      [--methods finetune,pet,fuzzy,pet_st]
 #                      [--seeds 1,2,3]
-#                      [--model DIR] [--out runs/fewclue] [--set key=value]... [--smoke] [--force] [--report]
+#                      [--lrs 1e-4,3e-4,1e-3] [--st-thresholds 0.9,0] [--model DIR] [--out runs/fewclue] [--set key=value]... [--smoke]
+#                      [--force] [--report]
 # Methods: finetune = app/text_classify ([CLS] + a new classifier); pet = app/fewshot with the config's one
 # verbalizer; fuzzy = Fuzzy-PET (the task's several verbalizer sets; CHID has none: its label words are each row's
 # candidates); pet_st = PET + one self-training generation on the task's unlabeled file (test_public excluded;
@@ -16,17 +17,24 @@
 # scripts/data/mark_cluewsc.py). --model: an MLM-pretrained
 # model directory (default runs/pretrain-small/model, made by scripts/pretrain-small.sh; without one, models
 # start from scratch and the table says so). --report: print and write the table from the results already in
-# <out>/results, running nothing (a missing run's cell is –). --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
+# <out>/results, running nothing (a missing run's cell is –). --lrs: each (task, method) first trains the first
+# seed at every learning rate listed (results in <out>/results/lr/), keeps the one with the best dev_few_all
+# accuracy (ties: the earlier in the list; fuzzy and pet_st take pet's, being PET with more verbalizer sets or
+# plus self-training) and runs its seeds
+# with it; test_public plays no part in the choice. --st-thresholds: likewise pet_st chooses its
+# self_training.threshold (with --lrs: at pet's learning rate); 0 keeps the top_k most probable per class. --smoke: 2 tasks x 16 rows, a tiny model from scratch (CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ethost=${ETHOST:-build/bin/ethost}
 tasks=eprstmt,tnews,bustm methods=finetune,pet,fuzzy,pet_st seeds=1 model=runs/pretrain-small/model
-out=runs/fewclue smoke=0 force=0 report=0 user_set=()
+out=runs/fewclue smoke=0 force=0 report=0 user_set=() lrs="" ths="" th=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --tasks) tasks=$2; [ "$tasks" = all ] && tasks=eprstmt,csldcp,tnews,iflytek,ocnli,bustm,chid,csl,cluewsc; shift 2 ;;
     --methods) methods=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
+    --lrs) lrs=$2; shift 2 ;;
+    --st-thresholds) ths=$2; shift 2 ;;
     --model) model=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
@@ -59,6 +67,9 @@ ptuning[ocnli]="sent1,<pseudo>*9,label,<pseudo>,sent2"
 ptuning[csl]="<pseudo>*3,sent1,<pseudo>*5,sent2,<pseudo>*3,label,<pseudo>*7"
 ptuning[chid]="<pseudo>*4,{content}"
 ptuning[cluewsc]="sent1,<pseudo>*4,{span2_text},label,<pseudo>,{span1_text},<pseudo>"
+# pet_st's self_training.threshold without --st-thresholds: the choice of --st-thresholds 0.9,0 (dev_few_all, seed 1,
+# 2,500-step model); 0 = the top_k most probable per class. Other tasks: the app's default (0.9).
+declare -A st_threshold=([eprstmt]=0.9 [tnews]=0 [bustm]=0)
 unlabeled[eprstmt]=data/fewclue/eprstmt/unlabeled.json topk[eprstmt]=300
 unlabeled[tnews]=data/fewclue/tnews/unlabeled.json topk[tnews]=60
 unlabeled[bustm]=data/fewclue/bustm/unlabeled.json topk[bustm]=150
@@ -101,13 +112,21 @@ mkdir -p "$out/results"
 log=$out/fewclue.log
 echo "fewclue.sh: tasks $tasks, methods $methods, seeds $seeds, model ${model:-none (from scratch)}; log $log"
 
-run_one() {  # task method seed
-  local t=$1 m=$2 s=$3 res=$out/results/$1-$2-seed$3.json
-  [ $force = 0 ] && [ -f "$res" ] && { echo "  $t $m seed $s: done before ($(cat "$res"))"; return; }
-  [ $report = 1 ] && { echo "  $t $m seed $s: not run (--report)"; return; }
-  local app=fewshot cfg=configs/fewclue/$t.toml dir=$out/$t/$m/seed-$s
-  local args=(--set "train.seed=$s" --set "train.checkpoint_dir=\"$dir\"" "${user_set[@]}")
+run_one() {  # task method seed [learning rate: a --lrs candidate, its result under results/lr/]
+  local t=$1 m=$2 s=$3 lr=${4:-} res=$out/results/$1-$2-seed$3.json dir=$out/$1/$2/seed-$3 what="$1 $2 seed $3"
+  local tag=${lr:+lr$lr} thr=""
+  [ "$m" = pet_st ] && thr=$th
+  [ -n "$thr" ] && tag=${tag:+$tag-}th$thr
+  if [ -n "$tag" ] && [ "${5:-}" != main ]; then res=$out/results/lr/$t-$m-$tag-seed$s.json dir=$out/$t/$m/$tag/seed-$s what="$what $tag"; fi
+  [ $force = 0 ] && [ -f "$res" ] && { echo "  $what: done before ($(cat "$res"))"; return; }
+  [ $report = 1 ] && { echo "  $what: not run (--report)"; return; }
+  local app=fewshot cfg=configs/fewclue/$t.toml
+  local args=(--set "train.seed=$s" --set "train.checkpoint_dir=\"$dir\"")
+  [ "$m" = pet_st ] && [ -n "${st_threshold[$t]:-}" ] && args+=(--set "self_training.threshold=${st_threshold[$t]}")
+  args+=("${user_set[@]}")
   [ $scratch = 0 ] && args+=(--set "pretrain_model_name_or_path=\"$model\"")
+  [ -n "$lr" ] && args+=(--set "optimizer.learning_rate=$lr")
+  [ -n "$thr" ] && args+=(--set "self_training.threshold=$thr")
   case $m in
     finetune) app=text_classify cfg=configs/fewclue/${t}_finetune.toml ;;
     pet) ;;
@@ -122,12 +141,13 @@ run_one() {  # task method seed
   rm -rf "$dir"
   "$ethost" --app $app --config "$cfg" "${args[@]}" "${extra[@]}" --log-level warn \
     --tables "$data/$t/train_few_all.json,$data/$t/dev_few_all.json" >> "$log" 2>&1 ||
-    { echo "fewclue.sh: $t $m seed $s failed to train (see $log)" >&2; exit 1; }
+    { echo "fewclue.sh: $what failed to train (see $log)" >&2; exit 1; }
   # Evaluate the trained model (not the starting one) on test_public.
   "$ethost" --app $app --mode evaluate --config "$cfg" "${args[@]}" "${extra[@]}" --set 'pretrain_model_name_or_path=""' \
     --tables "$data/$t/test_public.json" --log-level warn >> "$log" 2>&1 ||
-    { echo "fewclue.sh: $t $m seed $s failed to evaluate (see $log)" >&2; exit 1; }
-  /usr/bin/python3 - "$dir/eval_results.json" "$res" "$t" "$m" "$s" $(( $(date +%s) - t0 )) <<'PY'
+    { echo "fewclue.sh: $what failed to evaluate (see $log)" >&2; exit 1; }
+  mkdir -p "$(dirname "$res")"
+  /usr/bin/python3 - "$dir/eval_results.json" "$res" "$t" "$m" "$s" $(( $(date +%s) - t0 )) "$lr" "$thr" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 dev = [json.loads(l).get("accuracy") for l in open(sys.argv[1].replace("eval_results.json", "metrics.jsonl"))
@@ -135,9 +155,54 @@ dev = [json.loads(l).get("accuracy") for l in open(sys.argv[1].replace("eval_res
 dev = max([d for d in dev if d is not None], default=None)
 json.dump({"task": sys.argv[3], "method": sys.argv[4], "seed": int(sys.argv[5]), "test_accuracy": r["accuracy"], "dev_accuracy": dev,
            "macro_f1": r.get("macro_f1"), "majority_baseline": r.get("majority_baseline"),
-           "seconds": int(sys.argv[6])}, open(sys.argv[2], "w"))
+           "seconds": int(sys.argv[6])} | ({"learning_rate": float(sys.argv[7])} if sys.argv[7] else {})
+          | ({"st_threshold": float(sys.argv[8])} if sys.argv[8] else {}),
+          open(sys.argv[2], "w"))
 PY
-  echo "  $t $m seed $s: test accuracy $(/usr/bin/python3 -c "import json;print(round(100*json.load(open('$res'))['test_accuracy'],2))") ($(( $(date +%s) - t0 )) s)"
+  echo "  $what: test accuracy $(/usr/bin/python3 -c "import json;print(round(100*json.load(open('$res'))['test_accuracy'],2))") ($(( $(date +%s) - t0 )) s)"
+}
+
+# The best dev accuracy among result files: its index (the first of ties), "" when one is missing.
+best_dev() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, os, sys
+if all(os.path.exists(f) for f in sys.argv[1:]):
+    dev = [json.load(open(f))["dev_accuracy"] for f in sys.argv[1:]]
+    dev = [-1 if d is None else d for d in dev]
+    print(dev.index(max(dev)))
+PY
+}
+
+# --lrs: the first seed at every learning rate; $chosen = the one with the best dev accuracy ("" when a run is
+# missing under --report).
+choose_lr() {  # task method
+  local t=$1 m=$2 s0=${seeds%%,*} lr files=() pick list=(${lrs//,/ })
+  for lr in "${list[@]}"; do
+    run_one "$t" "$m" "$s0" "$lr"
+    files+=("$out/results/lr/$t-$m-lr$lr-seed$s0.json")
+  done
+  pick=$(best_dev "${files[@]}")
+  chosen=""
+  if [ -n "$pick" ]; then
+    chosen=${list[$pick]}
+    echo "  $t $m: learning rate $chosen (best dev_few_all accuracy of ${lrs//,/, }, seed $s0)" | tee -a "$log"
+  fi
+}
+
+# --st-thresholds: pet_st's first seed at every threshold (learning rate $1: pet's choice, or ""); $th = the
+# threshold with the best dev accuracy.
+choose_th() {  # task lr
+  local t=$1 lr=$2 s0=${seeds%%,*} files=() pick list=(${ths//,/ })
+  for th in "${list[@]}"; do
+    run_one "$t" pet_st "$s0" "$lr"
+    files+=("$out/results/lr/$t-pet_st-${lr:+lr$lr-}th$th-seed$s0.json")
+  done
+  pick=$(best_dev "${files[@]}")
+  th=""
+  if [ -n "$pick" ]; then
+    th=${list[$pick]}
+    echo "  $t pet_st: self_training.threshold $th (best dev_few_all accuracy of ${ths//,/, }, seed $s0)" | tee -a "$log"
+  fi
 }
 
 for t in ${tasks//,/ }; do
@@ -148,7 +213,28 @@ for t in ${tasks//,/ }; do
       echo "  $t $m: skipped, $why; its table cell is n/a" | tee -a "$log"
       continue
     fi
-    for s in ${seeds//,/ }; do run_one "$t" "$m" "$s"; done
+    chooser=$m; case $m in pet_st|fuzzy) chooser=pet ;; esac
+    chosen="" th="" s0=${seeds%%,*} picked=""
+    if [ -n "$lrs" ]; then
+      choose_lr "$t" "$chooser"
+      [ -z "$chosen" ] && { echo "  $t $m: no learning rate chosen yet (--report)"; continue; }
+      [ "$m" = "$chooser" ] && picked="$out/results/lr/$t-$m-lr$chosen-seed$s0.json"
+    fi
+    if [ "$m" = pet_st ] && [ -n "$ths" ]; then
+      choose_th "$t" "$chosen"
+      [ -z "$th" ] && { echo "  $t $m: no threshold chosen yet (--report)"; continue; }
+      picked="$out/results/lr/$t-pet_st-${chosen:+lr$chosen-}th$th-seed$s0.json"
+    fi
+    for s in ${seeds//,/ }; do
+      if [ "$s" = "$s0" ] && [ -n "$picked" ] && { [ $force = 1 ] || [ ! -f "$out/results/$t-$m-seed$s.json" ]; }; then
+        cp "$picked" "$out/results/$t-$m-seed$s.json"  # the same run
+        echo "  $t $m seed $s: the run the choice kept (${chosen:+lr $chosen }${th:+threshold $th})"
+      elif [ -n "$chosen$th" ]; then
+        run_one "$t" "$m" "$s" "$chosen" main
+      else
+        run_one "$t" "$m" "$s"
+      fi
+    done
   done
 done
 
@@ -201,6 +287,18 @@ if fz:
     notes.append(f"n/a: fuzzy not run on {', '.join(fz)} (the label words are each row's candidates: no sets)")
 if notes:
     lines += [""] + [n + "; the row's average is –" for n in notes]
+lr = {(r["method"], r["task"]): r["learning_rate"] for r in runs if "learning_rate" in r}
+if lr:  # --lrs: the learning rate each (method, task) chose on dev
+    lines += ["", "learning rate (chosen on dev_few_all, first seed; fuzzy and pet_st take pet's):", "",
+              "| method | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
+    lines += [f"| {m} | " + " | ".join(f"{lr[(m, t)]:g}" if (m, t) in lr else "–" for t in tasks) + " |"
+              for m in methods]
+    table["learning_rate"] = {m: {t: lr.get((m, t)) for t in tasks} for m in methods}
+thr = {r["task"]: r["st_threshold"] for r in runs if r["method"] == "pet_st" and "st_threshold" in r}
+if thr:  # --st-thresholds: pet_st's self_training.threshold, chosen on dev
+    lines += ["", "pet_st self_training.threshold (chosen on dev_few_all, first seed): " +
+              ", ".join(f"{t} {thr[t]:g}" for t in tasks if t in thr)]
+    table["st_threshold"] = thr
 md = "\n".join([note, ""] + lines) + "\n"
 open(f"{out}/table.md", "w").write(md)
 json.dump({"note": note, "table": table, "runs": runs} | ({"pet_st_skipped": skipped} if skipped else {}),
