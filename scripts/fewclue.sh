@@ -118,6 +118,7 @@ run_one() {  # task method seed [learning rate: a --lrs candidate, its result un
   [ "$m" = pet_st ] && thr=$th
   [ -n "$thr" ] && tag=${tag:+$tag-}th$thr
   if [ -n "$tag" ] && [ "${5:-}" != main ]; then res=$out/results/lr/$t-$m-$tag-seed$s.json dir=$out/$t/$m/$tag/seed-$s what="$what $tag"; fi
+  last_res=$res
   [ $force = 0 ] && [ -f "$res" ] && { echo "  $what: done before ($(cat "$res"))"; return; }
   [ $report = 1 ] && { echo "  $what: not run (--report)"; return; }
   local app=fewshot cfg=configs/fewclue/$t.toml
@@ -173,35 +174,21 @@ if all(os.path.exists(f) for f in sys.argv[1:]):
 PY
 }
 
-# --lrs: the first seed at every learning rate; $chosen = the one with the best dev accuracy ("" when a run is
-# missing under --report).
-choose_lr() {  # task method
-  local t=$1 m=$2 s0=${seeds%%,*} lr files=() pick list=(${lrs//,/ })
-  for lr in "${list[@]}"; do
-    run_one "$t" "$m" "$s0" "$lr"
-    files+=("$out/results/lr/$t-$m-lr$lr-seed$s0.json")
+# The first seed at every --lrs value (kind lr) or, for pet_st at learning rate $chosen, every --st-thresholds
+# value (kind th): $best = the value with the best dev accuracy, $best_res = its result file (both "" when a run
+# is missing under --report).
+choose() {  # lr|th task method
+  local kind=$1 t=$2 m=$3 v files=() pick list name
+  if [ "$kind" = lr ]; then list=(${lrs//,/ }) name="learning rate"; else list=(${ths//,/ }) name="self_training.threshold"; fi
+  for v in "${list[@]}"; do
+    if [ "$kind" = lr ]; then run_one "$t" "$m" "$s0" "$v"; else th=$v; run_one "$t" "$m" "$s0" "$chosen"; fi
+    files+=("$last_res")
   done
   pick=$(best_dev "${files[@]}")
-  chosen=""
+  best="" best_res=""
   if [ -n "$pick" ]; then
-    chosen=${list[$pick]}
-    echo "  $t $m: learning rate $chosen (best dev_few_all accuracy of ${lrs//,/, }, seed $s0)" | tee -a "$log"
-  fi
-}
-
-# --st-thresholds: pet_st's first seed at every threshold (learning rate $1: pet's choice, or ""); $th = the
-# threshold with the best dev accuracy.
-choose_th() {  # task lr
-  local t=$1 lr=$2 s0=${seeds%%,*} files=() pick list=(${ths//,/ })
-  for th in "${list[@]}"; do
-    run_one "$t" pet_st "$s0" "$lr"
-    files+=("$out/results/lr/$t-pet_st-${lr:+lr$lr-}th$th-seed$s0.json")
-  done
-  pick=$(best_dev "${files[@]}")
-  th=""
-  if [ -n "$pick" ]; then
-    th=${list[$pick]}
-    echo "  $t pet_st: self_training.threshold $th (best dev_few_all accuracy of ${ths//,/, }, seed $s0)" | tee -a "$log"
+    best=${list[$pick]} best_res=${files[$pick]}
+    echo "  $t $m: $name $best (best dev_few_all accuracy of ${list[*]}, seed $s0)" | tee -a "$log"
   fi
 }
 
@@ -216,14 +203,15 @@ for t in ${tasks//,/ }; do
     chooser=$m; case $m in pet_st|fuzzy) chooser=pet ;; esac
     chosen="" th="" s0=${seeds%%,*} picked=""
     if [ -n "$lrs" ]; then
-      choose_lr "$t" "$chooser"
+      choose lr "$t" "$chooser"
+      chosen=$best
       [ -z "$chosen" ] && { echo "  $t $m: no learning rate chosen yet (--report)"; continue; }
-      [ "$m" = "$chooser" ] && picked="$out/results/lr/$t-$m-lr$chosen-seed$s0.json"
+      [ "$m" = "$chooser" ] && picked=$best_res
     fi
     if [ "$m" = pet_st ] && [ -n "$ths" ]; then
-      choose_th "$t" "$chosen"
+      choose th "$t" pet_st
+      th=$best picked=$best_res
       [ -z "$th" ] && { echo "  $t $m: no threshold chosen yet (--report)"; continue; }
-      picked="$out/results/lr/$t-pet_st-${chosen:+lr$chosen-}th$th-seed$s0.json"
     fi
     for s in ${seeds//,/ }; do
       if [ "$s" = "$s0" ] && [ -n "$picked" ] && { [ $force = 1 ] || [ ! -f "$out/results/$t-$m-seed$s.json" ]; }; then

@@ -45,6 +45,7 @@ FewshotApp::FewshotApp(const ConfigView& c, Context& ctx) : SupervisedApp(c, ctx
   candidate_tokens_ = c.get_int("candidate_tokens");
   pooling_ = parse_pooling(c.get_string("fuzzy_pooling"));
   aux_weight_ = c.get_double("auxiliary_mlm.weight");
+  aux_batch_ = c.get_int("auxiliary_mlm.batch_size");
   if (aux_weight_ > 0 && c.get_string_list("auxiliary_mlm.tables").empty())
     throw ConfigError(
         "auxiliary_mlm.weight > 0 needs unlabeled text", c.where("auxiliary_mlm.tables"),
@@ -363,9 +364,7 @@ train::LossTerms FewshotApp::loss(const TensorMap& out, const data::Batch& b, co
   at::Tensor pet = pet_loss(scores(out, b.tensors), b.tensors.at("labels"), pooling_);
   if (aux_weight_ <= 0 || !at::GradMode::is_enabled()) return {pet, {}};
   if (!aux_) aux_ = make_auxiliary_mlm();
-  int64_t size = root().get_int("auxiliary_mlm.batch_size");
-  if (size <= 0) size = b.tensors.at("input_ids").size(0);
-  TensorMap in = aux_->next(size);
+  TensorMap in = aux_->next(aux_batch_ > 0 ? aux_batch_ : b.tensors.at("input_ids").size(0));
   for (auto& kv : in) kv.second = kv.second.to(pet.device());
   at::Tensor mlm = model().forward(in).at("mlm_loss");
   return {pet + aux_weight_ * mlm, {{"pet_loss", pet.detach()}, {"mlm_loss", mlm.detach()}}};

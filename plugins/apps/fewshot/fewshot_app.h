@@ -71,6 +71,7 @@ class FewshotApp final : public app::SupervisedApp {
   VerbalizerTable table_;
   size_t col_label_ = 0;
   double aux_weight_ = 0;  // auxiliary_mlm.weight (0: off)
+  int64_t aux_batch_ = 0;  // auxiliary_mlm.batch_size (0: the micro-batch's row count)
   std::unique_ptr<AuxiliaryMlm> aux_;
 };
 
