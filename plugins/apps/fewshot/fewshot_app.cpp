@@ -375,7 +375,7 @@ std::unique_ptr<AuxiliaryMlm> FewshotApp::make_auxiliary_mlm() {
   std::string schema = a.get_string("input_schema");
   if (schema.empty()) schema = schema_without_label(root(), options().label_name);
   auto rows = read_table(context(), root(), options().reader, a.get_string_list("tables"), schema, logger(),
-                         "auxiliary MLM rows");
+                         "auxiliary MLM rows", "auxiliary_mlm.tables");
   std::vector<size_t> cols;  // the pattern's text columns (the first two: a pair)
   for (const auto& name : pattern_.columns())
     if (name != candidates_ && cols.size() < 2)
@@ -383,7 +383,8 @@ std::unique_ptr<AuxiliaryMlm> FewshotApp::make_auxiliary_mlm() {
   std::set<std::string> excluded;  // texts of auxiliary_mlm.exclude_tables (e.g. the test set)
   const auto ex_files = a.get_string_list("exclude_tables");
   if (!ex_files.empty()) {
-    auto ex = read_table(context(), root(), options().reader, ex_files, schema, logger(), "excluded rows");
+    auto ex = read_table(context(), root(), options().reader, ex_files, schema, logger(), "excluded rows",
+                         "auxiliary_mlm.exclude_tables");
     for (const auto& r : ex.rows)
       for (const auto& name : pattern_.columns())
         if (name != candidates_)

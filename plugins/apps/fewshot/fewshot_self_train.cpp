@@ -103,12 +103,14 @@ void FewshotApp::SelfTraining::check_config() {
 // The labelled rows (train, dev) and the unlabeled pool.
 void FewshotApp::SelfTraining::read_rows() {
   const std::vector<std::string> train_files{o.tables[0]}, dev_files(o.tables.begin() + 1, o.tables.end());
-  train = read_table(app.context(), app.root(), o.reader, train_files, "", app.logger(), "training rows");
-  dev = read_table(app.context(), app.root(), o.reader, dev_files, "", app.logger(), "dev rows");
+  train = read_table(app.context(), app.root(), o.reader, train_files, "", app.logger(), "training rows",
+                     "data.tables");
+  dev =
+      read_table(app.context(), app.root(), o.reader, dev_files, "", app.logger(), "dev rows", "data.tables");
   unl_schema = st.get_string("input_schema");
   if (unl_schema.empty()) unl_schema = schema_without_label(app.root(), o.label_name);
   pool = read_table(app.context(), app.root(), o.reader, st.get_string_list("unlabeled_tables"), unl_schema,
-                    app.logger(), "unlabeled rows");
+                    app.logger(), "unlabeled rows", "self_training.unlabeled_tables");
 }
 
 // A row's texts (the pattern's columns), trimmed. An unlabeled row is dropped when any of its texts is a
@@ -132,7 +134,7 @@ void FewshotApp::SelfTraining::drop_repeats(const std::vector<std::string>& text
   const auto exclude_files = st.get_string_list("exclude_tables");
   if (!exclude_files.empty())
     add(excluded_texts, read_table(app.context(), app.root(), o.reader, exclude_files, unl_schema,
-                                   app.logger(), "excluded rows"));
+                                   app.logger(), "excluded rows", "self_training.exclude_tables"));
   auto any_in = [](const std::vector<std::string>& texts, const std::set<std::string>& set) {
     return std::any_of(texts.begin(), texts.end(), [&](const std::string& x) { return set.count(x) > 0; });
   };

@@ -2,16 +2,22 @@
 #include "row_table.h"
 
 #include <ethost/data/schema.h>
+#include <ethost/error.h>
 
 namespace et::apps::fewshot {
 
 RowTable read_table(Context& ctx, const ConfigView& root, const std::string& reader,
                     const std::vector<std::string>& files, const std::string& input_schema,
-                    const log::Logger& log, const std::string& what) {
+                    const log::Logger& log, const std::string& what, const std::string& key) {
   Config dc = Config::from_view(root.sub("data"));
   if (!input_schema.empty()) dc.set_string("input_schema", input_schema, what + " (input_schema)");
   auto r = ctx.create<Reader>(reader, dc.view());
-  r->open(files);
+  try {
+    r->open(files);
+  } catch (const DataError& e) {  // the reader's hint names data.tables; these files come from `key`
+    const std::string origin = root.where(key);
+    throw DataError(e.bare_what(), e.where(), "check " + key + (origin.empty() ? "" : " (" + origin + ")"));
+  }
   RowTable t;
   t.columns = r->columns();
   Row row;

@@ -432,6 +432,13 @@ TEST_SUITE("integration.fewshot") {
       CHECK(r.exit_code == 2);
       CHECK(contains(r.err, c.says));
     }
+    // A missing file is bad data (exit 4), and the hint names the key that listed it, not data.tables.
+    auto missing = run({"--set", "auxiliary_mlm.weight=0.1", "--set",
+                        "auxiliary_mlm.tables=[\"" + dir / "no_such.json" + "\"]"});
+    INFO((missing.out + missing.err));
+    CHECK(missing.exit_code == 4);
+    CHECK(contains(missing.err, "no_such.json: cannot open input table"));
+    CHECK(contains(missing.err, "hint: check auxiliary_mlm.tables"));
   }
 }
 
