@@ -15,8 +15,10 @@ general=${GENERAL:-runs/pretrain-small/model}
 continued=${CONTINUED:-runs/pretrain-eprstmt/model}
 [ -f $general/model.safetensors ] || ETHOST=$ethost scripts/pretrain-small.sh
 inits=${INITS:-"scratch general continued"}
-precision=fp32
-if "$ethost" doctor 2>/dev/null | grep -q 'native AVX512-BF16'; then precision=bf16; fi
+# Continued pretraining runs in the precision the general recipe's calibration chose (its recipe.json): native
+# bf16 is not always the faster one.
+precision=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("precision", "fp32"))' \
+  $general/recipe.json 2>/dev/null || echo fp32)
 [[ " $inits " != *" continued "* ]] || [ -f $continued/model.safetensors ] || "$ethost" --app pretrain --config configs/pretrain/eprstmt_continued.toml \
   --set train.progress_bar=\"never\" --set train.precision=\"$precision\"
 mkdir -p $out
