@@ -2,7 +2,7 @@
 # quickstart-pretrain.sh: installs dependencies and builds (if needed), pretrains a tiny BERT on the bundled
 # EPRSTMT unlabeled reviews (dev/test repeats dropped) for 60 steps, evaluates MLM accuracy and perplexity on
 # held-out text against a unigram baseline, and fills the masks of data/pretrain/fill_mask.tsv.
-# The real recipe (4 x 256, 15M tokens, 20-60 min on 2 cores) is scripts/pretrain-small.sh.
+# The real recipe (4 x 256, >= 15M tokens, < 60 min on 2 cores) is scripts/pretrain-small.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/bin/ethost ] || { ./scripts/install-deps.sh && ./scripts/build.sh dev; }
