@@ -14,7 +14,7 @@ has sse4_2 && cores+=(Nehalem)
 has avx && cores+=(Sandybridge)
 has avx2 && has fma && cores+=(Haswell Zen)
 has avx512f && has avx512bw && has avx512vl && has avx512dq && cores+=(SkylakeX)
-has avx512_bf16 && cores+=(CooperLake)
+has avx512_bf16 && cores+=(Cooperlake)
 echo "parity-cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); suites $suites"
 printf '%-12s %-12s %-8s %s\n' "asked" "OpenBLAS ran" "result" "seconds"
 fail=0

@@ -100,7 +100,7 @@ BlasChoice choose_blas_core(const CpuInfo& cpu, const BlasInfo& blas,
   if (have < 0 || have > 1 || cpu_level < 2) return c;
   c.action = BlasChoice::Action::correct;
   if (cpu_level == 3)
-    c.core = cpu.avx512_bf16 ? "CooperLake" : "SkylakeX";
+    c.core = cpu.avx512_bf16 ? "Cooperlake" : "SkylakeX";
   else
     c.core = cpu.is_amd() ? "Zen" : "Haswell";
   c.reason = "detected " + blas.corename + " on an " + cpu_class(cpu) + " CPU";
@@ -114,7 +114,7 @@ BlasEnvPlan plan_blas_env(const CpuInfo& cpu, const BlasInfo& blas,
   BlasEnvPlan p;
   if (corrected_marker) {
     // This image (or its parent) already applied the choice: never loop. One exception: an OpenBLAS without
-    // CooperLake kernels falls back to Haswell; SkylakeX is the better second choice on that CPU.
+    // Cooperlake kernels falls back to Haswell; SkylakeX is the better second choice on that CPU.
     if (user_coretype && lower(*user_coretype) == "cooperlake" && lower(blas.corename) != "cooperlake") {
       p.reexec = true;
       p.coretype = "SkylakeX";

@@ -36,7 +36,7 @@ struct BlasChoice {
 };
 
 // The decision, from its inputs only (unit-tested with fake CPUs): when OpenBLAS fell back to an SSE/AVX-era
-// core on a CPU with AVX2 or AVX-512, pick SkylakeX (CooperLake with AVX512-BF16) for AVX-512, Haswell for
+// core on a CPU with AVX2 or AVX-512, pick SkylakeX (Cooperlake with AVX512-BF16) for AVX-512, Haswell for
 // AVX2 on Intel, Zen on AMD. `user_coretype` is the OPENBLAS_CORETYPE the user set (nullopt when unset).
 BlasChoice choose_blas_core(const CpuInfo& cpu, const BlasInfo& blas,
                             const std::optional<std::string>& user_coretype);

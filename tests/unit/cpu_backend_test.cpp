@@ -44,7 +44,7 @@ const std::optional<std::string> unset;
 }  // namespace
 
 TEST_SUITE("unit.cpu_backend") {
-  TEST_CASE("a generic core on an AVX-512 CPU is corrected to SkylakeX, or CooperLake with AVX512-BF16") {
+  TEST_CASE("a generic core on an AVX-512 CPU is corrected to SkylakeX, or Cooperlake with AVX512-BF16") {
     for (const char* generic : {"Prescott", "Core2", "Katmai", "Nehalem", "Sandybridge"}) {
       CAPTURE(generic);
       auto c = choose_blas_core(intel_avx512(false), openblas(generic), unset);
@@ -54,7 +54,7 @@ TEST_SUITE("unit.cpu_backend") {
     }
     auto c = choose_blas_core(intel_avx512(true), openblas("Prescott"), unset);
     CHECK(c.action == Action::correct);
-    CHECK(c.core == "CooperLake");
+    CHECK(c.core == "Cooperlake");
   }
 
   TEST_CASE("AVX2: Haswell on Intel, Zen on AMD and Hygon") {
@@ -110,8 +110,8 @@ TEST_SUITE("unit.cpu_backend") {
     p = plan_blas_env(intel_avx512(false), openblas("SkylakeX"), std::string("SkylakeX"),
                       std::string("Prescott"), unset);
     CHECK_FALSE(p.reexec);
-    // CooperLake refused by this OpenBLAS (it falls back to Haswell): one more restart, on SkylakeX.
-    p = plan_blas_env(intel_avx512(true), openblas("Haswell"), std::string("CooperLake"),
+    // Cooperlake refused by this OpenBLAS (it falls back to Haswell): one more restart, on SkylakeX.
+    p = plan_blas_env(intel_avx512(true), openblas("Haswell"), std::string("Cooperlake"),
                       std::string("Prescott"), unset);
     CHECK(p.reexec);
     CHECK(p.coretype == "SkylakeX");
