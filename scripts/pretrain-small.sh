@@ -45,16 +45,16 @@ ETHOST=$ethost scripts/prune-vocab.sh data/vocab/bert-base-chinese-vocab.txt "$r
 # Precision: bf16 is a candidate where `ethost doctor` reports native AVX512-BF16, but native does not mean faster
 # (a 2-core Emerald Rapids without AMX: fp32 10.1k tokens/s, bf16 6.6k), so each candidate is calibrated and the
 # faster one trains.
-candidates=fp32
-if "$ethost" doctor 2>/dev/null | grep -q 'native AVX512-BF16'; then candidates="fp32 bf16"; fi
+candidates=${PRECISION:-fp32}
+if [ -z "${PRECISION:-}" ] && "$ethost" doctor 2>/dev/null | grep -q 'native AVX512-BF16'; then candidates="fp32 bf16"; fi
 start=$(date +%s)
 # Steps: the recipe trains for TRAIN_MINUTES (default 44) of this machine's time, so that the whole script fits
 # the 60-minute budget on any 2-core machine and a fast one spends its speed on more tokens. (The full run is
 # slower than its calibration — evaluations, epoch boundaries: 48 calibrated minutes took 55.6 on a 2-core Emerald
 # Rapids, so the default leaves that margin.) A 60-step calibration run per candidate precision (same model and
 # batch) measures tokens/s over its last 20 steps; the step count is the faster rate x the budget, in [1000, 8000],
-# rounded down to a multiple of 20 (and written to the model's recipe.json). Fixed: STEPS=N skips the calibration
-# (PRECISION=fp32|bf16 picks the precision).
+# rounded down to a multiple of 20 (and written to the model's recipe.json). Fixed: STEPS=N skips the calibration;
+# PRECISION=fp32|bf16 fixes the precision (and calibrates only it).
 steps=${STEPS:-}
 precision=${PRECISION:-fp32}
 if [ -z "$steps" ]; then

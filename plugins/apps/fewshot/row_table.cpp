@@ -2,7 +2,7 @@
 #include "row_table.h"
 
 #include <ethost/data/schema.h>
-#include <ethost/error.h>
+#include <ethost/io/open_tables.h>
 
 namespace et::apps::fewshot {
 
@@ -12,12 +12,7 @@ RowTable read_table(Context& ctx, const ConfigView& root, const std::string& rea
   Config dc = Config::from_view(root.sub("data"));
   if (!input_schema.empty()) dc.set_string("input_schema", input_schema, what + " (input_schema)");
   auto r = ctx.create<Reader>(reader, dc.view());
-  try {
-    r->open(files);
-  } catch (const DataError& e) {  // the reader's hint names data.tables; these files come from `key`
-    const std::string origin = root.where(key);
-    throw DataError(e.bare_what(), e.where(), "check " + key + (origin.empty() ? "" : " (" + origin + ")"));
-  }
+  io::open_tables(*r, files, root, key);
   RowTable t;
   t.columns = r->columns();
   Row row;
